@@ -1,0 +1,96 @@
+"""Backend registry and the contract every backend implements.
+
+A backend turns a (canonicalized) ``ir.Function`` into a :class:`CompiledKernel`
+whose ``launch`` runs the grid over bound arguments.
+
+Bound arguments (:class:`LaunchArgs`) hold one Python value per IR argument, in
+order: pointers as integer addresses (``int``), integer scalars as ``int``, floats
+as ``float``, int1 as ``bool``; plus the :class:`Buffer` list of every array passed,
+which the interpreter and the checking modes use to validate addresses.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """An array argument's memory: [address, address + nbytes)."""
+    name: str
+    address: int
+    nbytes: int
+    itemsize: int = 1
+
+
+@dataclass
+class LaunchArgs:
+    values: list
+    buffers: list = field(default_factory=list)
+    keepalive: list = field(default_factory=list)   # objects that own the memory
+
+
+class CompiledKernel:
+    """Result of ``Backend.compile``.  ``asm`` maps stage name -> text."""
+
+    def __init__(self, name: str, func, asm: dict | None = None):
+        self.name = name
+        self.func = func
+        self.asm = dict(asm or {})
+
+    def launch(self, grid: tuple, args: LaunchArgs, **launch_options) -> None:
+        raise NotImplementedError
+
+
+class Backend:
+    name = "?"
+
+    def is_available(self) -> bool:
+        return True
+
+    def compile(self, func, options) -> CompiledKernel:
+        raise NotImplementedError
+
+
+_FACTORIES: dict[str, Callable[[], Backend]] = {}
+_INSTANCES: dict[str, Backend] = {}
+
+
+def register_backend(name: str, factory: Callable[[], Backend]) -> None:
+    _FACTORIES[name] = factory
+
+
+def get_backend(name: str) -> Backend:
+    if name not in _INSTANCES:
+        _load_builtin_backends()
+        if name not in _FACTORIES:
+            raise ValueError(f"unknown backend {name!r}; known: {sorted(_FACTORIES)}")
+        _INSTANCES[name] = _FACTORIES[name]()
+    return _INSTANCES[name]
+
+
+def available_backends() -> list[str]:
+    _load_builtin_backends()
+    out = []
+    for name in _FACTORIES:
+        try:
+            if get_backend(name).is_available():
+                out.append(name)
+        except Exception:  # a backend whose optional dependency is missing
+            pass
+    return out
+
+
+_BUILTIN = {"interpreter": "tilejit.interpreter.backend",
+            "cpu": "tilejit.backends.cpu.backend",
+            "cuda": "tilejit.backends.cuda.backend"}
+
+
+def _load_builtin_backends() -> None:
+    import importlib
+    for name, module in _BUILTIN.items():
+        if name not in _FACTORIES:
+            try:
+                importlib.import_module(module)   # registers itself
+            except ImportError:
+                pass

@@ -1,0 +1,245 @@
+"""Types of the tile IR.
+
+Every IR value has a :class:`TileType`: an element type (a :class:`DType` or a
+:class:`PointerType`) and a shape.  A shape of ``()`` is a scalar.  The language
+(``tilejit.language``) re-exports the dtype singletons defined here, so
+``tl.float32 is tilejit.ir.types.float32``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DType:
+    """A scalar element type: ``kind`` is 'int', 'uint', 'float' or 'bool'."""
+
+    name: str
+    kind: str
+    bits: int
+
+    # --- Triton-compatible queries -------------------------------------
+    def is_floating(self) -> bool:
+        return self.kind == "float"
+
+    def is_int(self) -> bool:
+        return self.kind in ("int", "uint", "bool")
+
+    def is_int_signed(self) -> bool:
+        return self.kind == "int"
+
+    def is_int_unsigned(self) -> bool:
+        return self.kind == "uint"
+
+    def is_bool(self) -> bool:
+        return self.kind == "bool"
+
+    def is_ptr(self) -> bool:
+        return False
+
+    def is_fp16(self) -> bool:
+        return self is float16
+
+    def is_bf16(self) -> bool:
+        return self is bfloat16
+
+    def is_fp32(self) -> bool:
+        return self is float32
+
+    def is_fp64(self) -> bool:
+        return self is float64
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        return self.bits
+
+    @property
+    def int_bitwidth(self) -> int:
+        return self.bits
+
+    @property
+    def itemsize(self) -> int:
+        return max(1, self.bits // 8)
+
+    @property
+    def scalar(self) -> "DType":
+        return self
+
+    def to_numpy(self) -> np.dtype:
+        """numpy dtype used to store this type (bfloat16 is stored as uint16 bits)."""
+        return np.dtype(_NUMPY_NAMES[self.name])
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __reduce__(self):
+        return (dtype_from_name, (self.name,))
+
+
+@dataclass(frozen=True)
+class PointerType:
+    """Pointer to ``element`` in ``address_space`` (0 generic/CPU, 1 global)."""
+
+    element: "DType | PointerType"
+    address_space: int = 1
+
+    @property
+    def name(self) -> str:
+        return f"*{self.element.name}" if self.address_space == 1 else f"*{self.element.name}@{self.address_space}"
+
+    kind = "ptr"
+    bits = 64
+
+    def is_ptr(self) -> bool:
+        return True
+
+    def is_floating(self) -> bool:
+        return False
+
+    def is_int(self) -> bool:
+        return False
+
+    def is_bool(self) -> bool:
+        return False
+
+    def is_int_signed(self) -> bool:
+        return False
+
+    def is_int_unsigned(self) -> bool:
+        return False
+
+    @property
+    def element_ty(self):
+        return self.element
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        return 64
+
+    @property
+    def itemsize(self) -> int:
+        return 8
+
+    @property
+    def scalar(self) -> "PointerType":
+        return self
+
+    def to_numpy(self) -> np.dtype:
+        return np.dtype(np.uint64)
+
+    def __repr__(self) -> str:
+        return f"pointer<{self.element.name}>"
+
+    __str__ = __repr__
+
+
+ElemType = "DType | PointerType"
+
+
+@dataclass(frozen=True)
+class TileType:
+    """The type of an IR value: an element type and a (possibly empty) shape."""
+
+    element: "DType | PointerType"
+    shape: tuple = ()
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.shape == ()
+
+    @property
+    def is_block(self) -> bool:
+        return self.shape != ()
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def with_shape(self, shape) -> "TileType":
+        return TileType(self.element, tuple(shape))
+
+    def with_element(self, element) -> "TileType":
+        return TileType(element, self.shape)
+
+    def __str__(self) -> str:
+        if not self.shape:
+            return self.element.name
+        return "<" + "x".join(str(d) for d in self.shape) + "x" + self.element.name + ">"
+
+    __repr__ = __str__
+
+
+def _dt(name, kind, bits):
+    return DType(name, kind, bits)
+
+
+int1 = _dt("int1", "bool", 1)
+int8 = _dt("int8", "int", 8)
+int16 = _dt("int16", "int", 16)
+int32 = _dt("int32", "int", 32)
+int64 = _dt("int64", "int", 64)
+uint8 = _dt("uint8", "uint", 8)
+uint16 = _dt("uint16", "uint", 16)
+uint32 = _dt("uint32", "uint", 32)
+uint64 = _dt("uint64", "uint", 64)
+float16 = _dt("fp16", "float", 16)
+bfloat16 = _dt("bf16", "float", 16)
+float32 = _dt("fp32", "float", 32)
+float64 = _dt("fp64", "float", 64)
+
+ALL_DTYPES = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+              float16, bfloat16, float32, float64)
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_ALIASES = {"i1": int1, "bool": int1, "i8": int8, "i16": int16, "i32": int32, "i64": int64,
+            "u8": uint8, "u16": uint16, "u32": uint32, "u64": uint64,
+            "float16": float16, "bfloat16": bfloat16, "float32": float32, "float64": float64,
+            "f16": float16, "f32": float32, "f64": float64}
+_NUMPY_NAMES = {"int1": "bool", "int8": "int8", "int16": "int16", "int32": "int32",
+                "int64": "int64", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32",
+                "uint64": "uint64", "fp16": "float16", "bf16": "uint16", "fp32": "float32",
+                "fp64": "float64"}
+
+
+def dtype_from_name(name: str):
+    """Parse a dtype or pointer name as written in signatures: 'fp32', 'i32', '*fp16'."""
+    if name.startswith("*"):
+        return PointerType(dtype_from_name(name[1:]))
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    if name in _ALIASES:
+        return _ALIASES[name]
+    raise ValueError(f"unknown dtype name {name!r}")
+
+
+_FROM_NUMPY = {np.dtype(v): _BY_NAME[k] for k, v in _NUMPY_NAMES.items() if k != "bf16"}
+
+
+def dtype_from_numpy(dt) -> DType:
+    """The tilejit dtype for a numpy dtype (raises TypeError when there is none)."""
+    try:
+        return _FROM_NUMPY[np.dtype(dt)]
+    except (KeyError, TypeError):
+        raise TypeError(f"unsupported array dtype {dt}") from None
+
+
+def int_range(dt: DType) -> tuple[int, int]:
+    """Inclusive value range of an integer dtype (bool is 0..1)."""
+    if dt.kind == "bool":
+        return 0, 1
+    if dt.kind == "uint":
+        return 0, (1 << dt.bits) - 1
+    if dt.kind == "int":
+        return -(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1
+    raise TypeError(f"{dt} is not an integer type")

@@ -1,0 +1,87 @@
+"""``@tilejit.jit``: the kernel object, its launch syntax and argument binding.
+
+``JITFunction`` holds the Python function, its source and its parameters; the
+frontend reads ``fn``, ``src``, ``params`` and ``__globals__``.  ``kernel[grid](*args,
+**meta)`` binds arguments by Triton's rules, finds or compiles the specialization
+and launches it on the selected backend.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import textwrap
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KernelParam:
+    """One parameter of a kernel."""
+    name: str
+    index: int
+    is_constexpr: bool
+    annotation: object = None
+    default: object = inspect.Parameter.empty
+    do_not_specialize: bool = False
+
+
+def _is_constexpr_annotation(ann) -> bool:
+    from ..language import constexpr
+    if ann is constexpr:
+        return True
+    return isinstance(ann, str) and ann.split(".")[-1] == "constexpr"
+
+
+class KernelInterface:
+    """``kernel[grid](...)`` sugar shared by JITFunction, Autotuner and Heuristics."""
+
+    def __getitem__(self, grid):
+        return functools.partial(self.run, grid=grid)
+
+
+class JITFunction(KernelInterface):
+    def __init__(self, fn, *, do_not_specialize=(), debug=None, noinline=False, repr=None,
+                 launch_metadata=None):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+        self.__module__ = fn.__module__
+        self.__doc__ = fn.__doc__
+        self.__globals__ = fn.__globals__
+        self.src = textwrap.dedent(inspect.getsource(fn))
+        self.file = inspect.getsourcefile(fn) or "<unknown>"
+        self.first_line = fn.__code__.co_firstlineno
+        self.debug = debug
+        self.noinline = noinline
+        sig = inspect.signature(fn)
+        dns = set()
+        for d in do_not_specialize:
+            dns.add(list(sig.parameters)[d] if isinstance(d, int) else d)
+        self.params = [KernelParam(p.name, i, _is_constexpr_annotation(p.annotation),
+                                   p.annotation, p.default, p.name in dns)
+                       for i, p in enumerate(sig.parameters.values())]
+        self.arg_names = [p.name for p in self.params]
+        self.constexpr_names = [p.name for p in self.params if p.is_constexpr]
+        self._launcher = None
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            f"{self.__name__} is a @tilejit.jit kernel: launch it as {self.__name__}[grid](...), "
+            "or call it from inside another kernel")
+
+    def run(self, *args, grid, **kwargs):
+        """Bind arguments, compile (cached) and launch over ``grid``."""
+        from .launch import launch
+        return launch(self, args, kwargs, grid)
+
+    def __repr__(self) -> str:
+        return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+
+def jit(fn=None, *, do_not_specialize=(), debug=None, noinline=False, **kwargs):
+    """Decorator: compile a function written in the Triton language.
+
+    Usable bare (``@jit``) or with options (``@jit(do_not_specialize=["n"])``).
+    """
+    def decorate(f):
+        return JITFunction(f, do_not_specialize=do_not_specialize, debug=debug, noinline=noinline)
+    return decorate(fn) if fn is not None else decorate

@@ -1,0 +1,61 @@
+"""Compiler and runtime options, read from the environment once.
+
+The options object is frozen and part of every compilation cache key; nothing deep
+in the compiler reads the environment.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+
+
+def _flag(env, name) -> bool:
+    return env.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class Options:
+    interpret: bool = False          # TILEJIT_INTERPRET=1: run on the reference interpreter
+    backend: str = ""                # TILEJIT_BACKEND=cpu|interpreter|cuda (overrides the default)
+    check_analysis: bool = False     # TILEJIT_CHECK_ANALYSIS=1: interpreter checks analysis claims
+    sanitize: bool = False           # TILEJIT_SANITIZE=1: bounds-checked compiled code
+    debug: bool = False              # TILEJIT_DEBUG=1: verify the IR after every pass
+    dump_dir: str = ""               # TILEJIT_DUMP_DIR=dir: write every stage's text
+    num_threads: int = 0             # TILEJIT_NUM_THREADS (0: all cores)
+    cache_dir: str = ""              # TILEJIT_CACHE_DIR (default ~/.cache/tilejit)
+    vectorize: bool = True           # TILEJIT_VECTORIZE=0 disables analysis-driven vector access
+
+    @classmethod
+    def from_env(cls, env=None) -> "Options":
+        env = os.environ if env is None else env
+        return cls(
+            interpret=_flag(env, "TILEJIT_INTERPRET"),
+            backend=env.get("TILEJIT_BACKEND", "").strip(),
+            check_analysis=_flag(env, "TILEJIT_CHECK_ANALYSIS"),
+            sanitize=_flag(env, "TILEJIT_SANITIZE"),
+            debug=_flag(env, "TILEJIT_DEBUG"),
+            dump_dir=env.get("TILEJIT_DUMP_DIR", ""),
+            num_threads=int(env.get("TILEJIT_NUM_THREADS", "0") or 0),
+            cache_dir=env.get("TILEJIT_CACHE_DIR", ""),
+            vectorize=env.get("TILEJIT_VECTORIZE", "1").strip() != "0",
+        )
+
+    def with_(self, **changes) -> "Options":
+        return replace(self, **changes)
+
+
+_current: Options | None = None
+
+
+def get_options() -> Options:
+    """The process-wide options, read from the environment on first use."""
+    global _current
+    if _current is None:
+        _current = Options.from_env()
+    return _current
+
+
+def set_options(options: Options | None) -> None:
+    """Replace the process-wide options (tests; None re-reads the environment)."""
+    global _current
+    _current = options
