@@ -59,3 +59,21 @@ def set_options(options: Options | None) -> None:
     """Replace the process-wide options (tests; None re-reads the environment)."""
     global _current
     _current = options
+
+
+class use_options:
+    """Context manager: ``with use_options(backend="cpu"): ...`` temporarily
+    replaces fields of the process-wide options (used by tests and benchmarks)."""
+
+    def __init__(self, **changes):
+        self.changes = changes
+        self.saved = None
+
+    def __enter__(self):
+        self.saved = _current
+        set_options(get_options().with_(**self.changes))
+        return get_options()
+
+    def __exit__(self, *exc):
+        set_options(self.saved)
+        return False
