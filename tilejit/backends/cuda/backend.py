@@ -1,0 +1,81 @@
+"""The ``cuda`` backend: tile IR -> LLVM IR (nvptx64) -> PTX -> CUDA driver.
+
+``compile`` needs no GPU (ahead-of-time PTX); ``launch`` loads the PTX once per
+device through cuda-bindings (imported lazily) and launches one CTA of
+``num_warps*32`` threads per program on the arrays' device and the framework's
+current stream.  The kernel's ``num_warps`` and target come from
+``func.attrs['num_warps']`` (default 4) and ``func.attrs['target']``
+('cuda:90', 'cuda:80', ...; default: the current device, else sm_90).
+"""
+from __future__ import annotations
+
+from .. import Backend, CompiledKernel, register_backend
+from . import target as tgt
+from .lowering import lower_function
+
+
+def _printer(func) -> str:
+    try:
+        from ...ir.printer import print_function
+        return print_function(func)
+    except Exception:
+        return f"<tile IR of {func.name}>"
+
+
+def _facts(func, options):
+    if options is not None and not getattr(options, "vectorize", True):
+        return None
+    try:
+        from ...analysis import analyze
+    except ImportError:
+        return None
+    try:
+        return analyze(func)
+    except Exception:   # the analysis is an optimisation: unknown is always safe
+        return None
+
+
+class CudaKernel(CompiledKernel):
+    """A PTX kernel; ``asm`` holds 'ttir', 'llir', 'llir_opt' and 'ptx'."""
+
+    def __init__(self, name, func, asm, arch, num_warps, smem_bytes):
+        super().__init__(name, func, asm)
+        self.arch, self.num_warps, self.shared = arch, num_warps, smem_bytes
+        self.arg_types = [a.value.type.element for a in func.arguments]
+        self._launcher = None
+
+    @property
+    def ptx(self) -> str:
+        return self.asm["ptx"]
+
+    def launch(self, grid, args, **launch_options):
+        if self._launcher is None:
+            from .driver import Launcher
+            self._launcher = Launcher(self)
+        self._launcher(grid, args, **launch_options)
+
+
+class CudaBackend(Backend):
+    name = "cuda"
+
+    def is_available(self) -> bool:
+        from .driver import cuda_available
+        return cuda_available()
+
+    def compile(self, func, options=None) -> CudaKernel:
+        arch = func.attrs.get("target")
+        arch = tgt.parse_target(arch) if arch else self.default_arch()
+        num_warps = int(func.attrs.get("num_warps", 4))
+        facts = _facts(func, options)
+        llir, smem = lower_function(func, arch, num_warps, facts,
+                                    getattr(options, "vectorize", True) if options else True)
+        opt, ptx = tgt.llvm_to_ptx(llir, arch)
+        asm = {"ttir": _printer(func), "llir": llir, "llir_opt": opt, "ptx": ptx}
+        return CudaKernel(func.name, func, asm, arch, num_warps, smem)
+
+    def default_arch(self) -> int:
+        from .driver import current_device_arch
+        return current_device_arch() or tgt.DEFAULT_ARCH
+
+
+register_backend("cuda", CudaBackend)

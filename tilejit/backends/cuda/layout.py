@@ -1,0 +1,63 @@
+"""Blocked layout of a tile over the threads of one program (CTA).
+
+A tile of ``N`` elements (row-major flattened) is split into chunks of ``V``
+contiguous elements; chunk ``c`` belongs to thread ``c % T`` (``T = num_warps*32``)
+and is that thread's repetition ``c // T``.  So thread ``t`` holds the elements
+
+    e = (r*T + t)*V + j        r in [0, R), j in [0, V)
+
+in its registers ("slots", ``slot = r*V + j``).  Neighbouring threads hold
+neighbouring chunks, which makes global accesses coalesced, and a thread's ``V``
+elements are contiguous, which lets the memory rules use vector accesses where the
+axis analysis proves contiguity and alignment.  Tiles smaller than ``T*V`` are
+replicated: ``e`` wraps modulo ``N`` and only the first copy is "owned" (stores and
+reductions use owned slots only).  The layout depends on the element count alone,
+so reshape and expand_dims are free and elementwise ops never convert.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_VEC = 4
+
+
+@dataclass(frozen=True)
+class Layout:
+    shape: tuple
+    threads: int        # T
+    vec: int            # V: contiguous elements per chunk
+    reps: int           # R: chunks per thread
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def nslots(self) -> int:
+        return self.reps * self.vec
+
+    @property
+    def exact(self) -> bool:
+        """Every slot of every thread holds a distinct element."""
+        return self.reps * self.vec * self.threads == self.numel
+
+    def slot_base(self, slot: int) -> int:
+        """Constant part of slot's element index: r*T*V + j (add tid*V)."""
+        r, j = divmod(slot, self.vec)
+        return r * self.threads * self.vec + j
+
+
+def make_layout(shape, threads: int) -> Layout:
+    shape = tuple(shape)
+    n = 1
+    for d in shape:
+        n *= d
+    last = shape[-1] if shape else 1
+    vec = MAX_VEC
+    while vec > 1 and (n < vec * threads or n % vec or last % vec):
+        vec //= 2
+    reps = -(-n // (threads * vec))
+    return Layout(shape, threads, vec, reps)

@@ -1,0 +1,159 @@
+"""Lowering rules for structured control flow (scf.for / scf.if / scf.while), yield,
+return and device assertions.  Loop-carried tiles become one phi per slot."""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir import ops
+from . import types as T
+from .lowering import RULES, Tile
+
+
+def _flat(tiles):
+    return [r for t in tiles for r in t.regs]
+
+
+def _unflat(regs, like):
+    out, i = [], 0
+    for t in like:
+        out.append(Tile(regs[i:i + len(t.regs)], t.layout))
+        i += len(t.regs)
+    return out
+
+
+def _run_region(lw, block, args):
+    """Lower a region's block; returns the tiles its terminator yields."""
+    lw._yielded = None
+    lw.lower_block(block, args)
+    out = lw._yielded
+    lw._yielded = None
+    return out
+
+
+@RULES.register(ops.YieldOp)
+def _yield(lw, op):
+    lw._yielded = [lw.get(v) for v in op.values]
+    return []
+
+
+@RULES.register(ops.ConditionOp)
+def _condition(lw, op):
+    lw._yielded = (lw.get(op.cond), [lw.get(v) for v in op.values])
+    return []
+
+
+def _phis(lw, regs, pre):
+    phis = []
+    for r in regs:
+        p = lw.b.phi(r.type)
+        p.add_incoming(r, pre)
+        phis.append(p)
+    return phis
+
+
+@RULES.register(ops.ForOp)
+def _for(lw, op):
+    b = lw.b
+    lb, ub, step = (lw.get(v).scalar for v in (op.lb, op.ub, op.step))
+    el = op.lb.type.element
+    inits = [lw.get(v) for v in op.inits]
+    pre = b.block
+    head = lw.kernel.append_basic_block("for.head")
+    body = lw.kernel.append_basic_block("for.body")
+    exit_ = lw.kernel.append_basic_block("for.exit")
+    b.branch(head)
+    b.position_at_end(head)
+    iv = b.phi(lb.type)
+    iv.add_incoming(lb, pre)
+    phis = _phis(lw, _flat(inits), pre)
+    cmp = b.icmp_unsigned if T.is_unsigned(el) else b.icmp_signed
+    if isinstance(step, ir.Constant):
+        cond = cmp("<", iv, ub) if step.constant > 0 else cmp(">", iv, ub)
+    else:
+        pos = b.icmp_signed(">", step, ir.Constant(step.type, 0))
+        cond = b.select(pos, cmp("<", iv, ub), cmp(">", iv, ub))
+    b.cbranch(cond, body, exit_)
+    b.position_at_end(body)
+    carried = _unflat(phis, inits)
+    nxt = _run_region(lw, op.body, [Tile([iv], None)] + carried)
+    latch = b.block
+    iv.add_incoming(b.add(iv, step), latch)
+    for p, v in zip(phis, _flat(nxt)):
+        p.add_incoming(v, latch)
+    b.branch(head)
+    b.position_at_end(exit_)
+    return carried
+
+
+@RULES.register(ops.IfOp)
+def _if(lw, op):
+    b = lw.b
+    cond = lw.get(op.cond)
+    if cond.layout is not None:
+        raise NotImplementedError("scf.if on a tile condition")
+    then_bb = lw.kernel.append_basic_block("if.then")
+    else_bb = lw.kernel.append_basic_block("if.else")
+    merge = lw.kernel.append_basic_block("if.end")
+    b.cbranch(cond.scalar, then_bb, else_bb)
+    ends = []
+    for bb, region in ((then_bb, op.regions[0]), (else_bb, op.regions[1])):
+        b.position_at_end(bb)
+        out = _run_region(lw, region.block, []) if region.blocks else []
+        ends.append((b.block, out or []))
+        if not b.block.is_terminated:
+            b.branch(merge)
+    b.position_at_end(merge)
+    results = []
+    if op.results:
+        (tb, tv), (eb, ev) = ends
+        regs = []
+        for x, y in zip(_flat(tv), _flat(ev)):
+            p = b.phi(x.type)
+            p.add_incoming(x, tb)
+            p.add_incoming(y, eb)
+            regs.append(p)
+        results = _unflat(regs, tv)
+    return results
+
+
+@RULES.register(ops.WhileOp)
+def _while(lw, op):
+    b = lw.b
+    inits = [lw.get(v) for v in op.inits]
+    pre = b.block
+    head = lw.kernel.append_basic_block("while.before")
+    after = lw.kernel.append_basic_block("while.after")
+    exit_ = lw.kernel.append_basic_block("while.exit")
+    b.branch(head)
+    b.position_at_end(head)
+    phis = _phis(lw, _flat(inits), pre)
+    cond, fwd = _run_region(lw, op.regions[0].block, _unflat(phis, inits))
+    b.cbranch(cond.scalar, after, exit_)
+    b.position_at_end(after)
+    nxt = _run_region(lw, op.regions[1].block, fwd)
+    latch = b.block
+    for p, v in zip(phis, _flat(nxt)):
+        p.add_incoming(v, latch)
+    b.branch(head)
+    b.position_at_end(exit_)
+    return fwd
+
+
+@RULES.register(ops.ReturnOp)
+def _return(lw, op):
+    lw.b.ret_void()
+    dead = lw.kernel.append_basic_block("after.return")
+    lw.b.position_at_end(dead)
+    return []
+
+
+@RULES.register(ops.DeviceAssertOp)
+def _assert(lw, op):
+    cond = lw.get(op.cond)
+    ok = None
+    for s, c in enumerate(cond.regs):
+        own = lw.owned(cond.layout, s)
+        c = c if own is None else lw.b.or_(c, lw.b.not_(own))
+        ok = c if ok is None else lw.b.and_(ok, c)
+    lw.guarded(lw.b.not_(ok), lambda: lw.call("llvm.trap", T.VOID, []))
+    return []

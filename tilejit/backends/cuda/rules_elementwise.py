@@ -1,0 +1,277 @@
+"""Lowering rules for elementwise ops: arithmetic, comparisons, math, casts, select, addptr.
+
+Each rule maps the operands' slots one by one; the layout is the operands'.
+"""
+from __future__ import annotations
+
+import math
+
+from llvmlite import ir
+
+from ...ir import ops
+from ...ir.types import PointerType
+from . import types as T
+from .lowering import RULES, Tile
+
+
+def _map(lw, op, fn, *tiles):
+    lay = tiles[0].layout
+    return [Tile([fn(*xs) for xs in zip(*(t.regs for t in tiles))], lay)]
+
+
+@RULES.register(ops.ConstantOp)
+def _constant(lw, op):
+    ty = op.type
+    c = T.const(ty.element, op.value)
+    return [lw.tile_like(ty, [c] * lw.nslots(ty))]
+
+
+def _int_binary(b, cls, unsigned):
+    return {
+        ops.AddOp: b.add, ops.SubOp: b.sub, ops.MulOp: b.mul,
+        ops.IDivOp: b.udiv if unsigned else b.sdiv,
+        ops.RemOp: b.urem if unsigned else b.srem,
+        ops.AndOp: b.and_, ops.OrOp: b.or_, ops.XorOp: b.xor, ops.ShlOp: b.shl,
+        ops.ShrOp: b.lshr if unsigned else b.ashr,
+    }.get(cls)
+
+
+def _float_binary(b, cls):
+    return {ops.AddOp: b.fadd, ops.SubOp: b.fsub, ops.MulOp: b.fmul,
+            ops.TrueDivOp: b.fdiv, ops.RemOp: b.frem}.get(cls)
+
+
+def _minmax(lw, cls, el, x, y):
+    b = lw.b
+    if T.is_float(el):
+        name = "llvm.minnum" if cls is ops.MinOp else "llvm.maxnum"
+        return lw.call(f"{name}.{x.type.intrinsic_name}", x.type, [x, y])
+    unsigned = T.is_unsigned(el)
+    pred = "<" if cls is ops.MinOp else ">"
+    c = b.icmp_unsigned(pred, x, y) if unsigned else b.icmp_signed(pred, x, y)
+    return b.select(c, x, y)
+
+
+def _umulhi(lw, el, x, y):
+    b = lw.b
+    wide = ir.IntType(el.bits * 2)
+    p = b.mul(b.zext(x, wide), b.zext(y, wide))
+    return b.trunc(b.lshr(p, ir.Constant(wide, el.bits)), x.type)
+
+
+@RULES.register(*ops.BINARY_OPS)
+def _binary(lw, op):
+    el = op.lhs.type.element
+    cls = type(op)
+    x, y = lw.get(op.lhs), lw.get(op.rhs)
+    if cls in (ops.MinOp, ops.MaxOp):
+        return _map(lw, op, lambda a, c: _minmax(lw, cls, el, a, c), x, y)
+    if cls is ops.UmulhiOp:
+        return _map(lw, op, lambda a, c: _umulhi(lw, el, a, c), x, y)
+    if T.is_float(el):
+        fn = _float_binary(lw.b, cls)
+        if el.bits == 16 and cls is ops.RemOp:   # frem on halves: go through fp32
+            return _map(lw, op, lambda a, c: _via_f32(lw, a, lambda u: lw.b.frem(u, lw.b.fpext(c, T.F32))), x, y)
+    else:
+        fn = _int_binary(lw.b, cls, T.is_unsigned(el))
+    if fn is None:
+        raise NotImplementedError(f"{op.name} on {el}")
+    return _map(lw, op, fn, x, y)
+
+
+_FCMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+@RULES.register(ops.CmpOp)
+def _cmp(lw, op):
+    el = op.lhs.type.element
+    b = lw.b
+    pred = _FCMP[op.pred]
+    if T.is_float(el):
+        fn = (lambda x, y: b.fcmp_unordered(pred, x, y)) if op.pred == "ne" else \
+             (lambda x, y: b.fcmp_ordered(pred, x, y))
+    elif isinstance(el, PointerType):
+        fn = lambda x, y: b.icmp_unsigned(pred, b.ptrtoint(x, T.I64), b.ptrtoint(y, T.I64))
+    elif T.is_unsigned(el):
+        fn = lambda x, y: b.icmp_unsigned(pred, x, y)
+    else:
+        fn = lambda x, y: b.icmp_signed(pred, x, y)
+    return _map(lw, op, fn, lw.get(op.lhs), lw.get(op.rhs))
+
+
+def _via_f32(lw, x, fn):
+    """Compute a half/bfloat function in fp32."""
+    if x.type in (T.F16, T.BF16):
+        return lw.b.fptrunc(fn(lw.b.fpext(x, T.F32)), x.type)
+    return fn(x)
+
+
+@RULES.register(ops.NegOp, ops.InvertOp, ops.AbsOp)
+def _unary(lw, op):
+    el = op.src.type.element
+    b = lw.b
+    if isinstance(op, ops.NegOp):
+        fn = b.fneg if T.is_float(el) else b.neg
+    elif isinstance(op, ops.InvertOp):
+        fn = b.not_
+    elif T.is_float(el):
+        fn = lambda x: lw.call(f"llvm.fabs.{x.type.intrinsic_name}", x.type, [x])
+    elif T.is_unsigned(el):
+        fn = lambda x: x
+    else:
+        fn = lambda x: b.select(b.icmp_signed("<", x, ir.Constant(x.type, 0)), b.neg(x), x)
+    return _map(lw, op, fn, lw.get(op.src))
+
+
+LOG2E = 1.4426950408889634
+LN2 = 0.6931471805599453
+
+
+def _f32_math(lw, fn_name, x):
+    """One math function on an fp32 value (approximate hardware units where precise enough)."""
+    b, c = lw.b, (lambda v: ir.Constant(T.F32, v))
+    if fn_name == "exp":
+        return _exp2(lw, b.fmul(x, c(LOG2E)))
+    if fn_name == "exp2":
+        return _exp2(lw, x)
+    if fn_name == "log":
+        return b.fmul(_log2(lw, x), c(LN2))
+    if fn_name == "log2":
+        return _log2(lw, x)
+    if fn_name == "sqrt":
+        return lw.call("llvm.sqrt.f32", T.F32, [x])
+    if fn_name == "rsqrt":
+        return lw.call("llvm.nvvm.rsqrt.approx.f", T.F32, [x])
+    if fn_name in ("sin", "cos"):
+        return lw.call(f"llvm.nvvm.{fn_name}.approx.f", T.F32, [x])
+    if fn_name in ("floor", "ceil"):
+        return lw.call(f"llvm.{fn_name}.f32", T.F32, [x])
+    if fn_name == "tanh":
+        return lw.call("llvm.nvvm.tanh.approx.f32", T.F32, [x]) if lw.arch >= 75 else _tanh_exp(lw, x)
+    if fn_name == "erf":
+        return _erf(lw, x)
+    raise NotImplementedError(f"math.{fn_name}")
+
+
+def _exp2(lw, x):
+    return lw.call("llvm.nvvm.ex2.approx.f", T.F32, [x])
+
+
+def _log2(lw, x):
+    return lw.call("llvm.nvvm.lg2.approx.f", T.F32, [x])
+
+
+def _tanh_exp(lw, x):
+    b, c = lw.b, (lambda v: ir.Constant(T.F32, v))
+    e = _exp2(lw, b.fmul(x, c(2 * LOG2E)))
+    return b.fsub(c(1.0), b.fdiv(c(2.0), b.fadd(e, c(1.0))))
+
+
+def _erf(lw, x):
+    """erf(x) = sign(x) * (1 - t*exp(-x*x + poly(t))) (Numerical Recipes erfc, |err| < 1.2e-7)."""
+    b, c = lw.b, (lambda v: ir.Constant(T.F32, v))
+    ax = lw.call("llvm.fabs.f32", T.F32, [x])
+    t = b.fdiv(c(1.0), b.fadd(c(1.0), b.fmul(c(0.5), ax)))
+    coeffs = [0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807,
+              -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223]
+    p = c(coeffs[0])
+    for k in coeffs[1:]:
+        p = b.fadd(b.fmul(p, t), c(k))
+    arg = b.fadd(b.fneg(b.fmul(ax, ax)), p)
+    erfc = b.fmul(t, _exp2(lw, b.fmul(arg, c(LOG2E))))
+    r = b.fsub(c(1.0), erfc)
+    return lw.call("llvm.copysign.f32", T.F32, [r, x])
+
+
+_F64_OK = {"sqrt": "llvm.sqrt.f64", "floor": "llvm.floor.f64", "ceil": "llvm.ceil.f64"}
+
+
+def _math_one(lw, fn_name, x):
+    if x.type == T.F64:
+        if fn_name in _F64_OK:
+            return lw.call(_F64_OK[fn_name], T.F64, [x])
+        if fn_name == "rsqrt":
+            return lw.b.fdiv(ir.Constant(T.F64, 1.0), lw.call("llvm.sqrt.f64", T.F64, [x]))
+        # no libdevice: compute in fp32 (documented precision loss)
+        return lw.b.fpext(_f32_math(lw, fn_name, lw.b.fptrunc(x, T.F32)), T.F64)
+    return _via_f32(lw, x, lambda u: _f32_math(lw, fn_name, u))
+
+
+for _fn, _cls in ops.MATH_OPS.items():
+    RULES.register(_cls)(lambda lw, op, _fn=_fn: _map(lw, op, lambda x: _math_one(lw, _fn, x), lw.get(op.src)))
+
+
+@RULES.register(ops.FmaOp)
+def _fma(lw, op):
+    def f(a, b_, c):
+        return lw.call(f"llvm.fma.{a.type.intrinsic_name}", a.type, [a, b_, c])
+    return _map(lw, op, f, lw.get(op.a), lw.get(op.b), lw.get(op.c))
+
+
+def cast_value(lw, x, src, dst):
+    """Convert one LLVM value from element type ``src`` to ``dst`` (tt.cast semantics)."""
+    b = lw.b
+    if src == dst:
+        return x
+    st, dt = T.llvm_type(src), T.llvm_type(dst)
+    if isinstance(dst, PointerType):
+        return x if isinstance(src, PointerType) else b.inttoptr(b.sext(x, T.I64) if src.bits < 64 else x, dt)
+    if isinstance(src, PointerType):
+        return cast_value(lw, b.ptrtoint(x, T.I64), _I64, dst)
+    if dst.kind == "bool":
+        if T.is_float(src):
+            return b.fcmp_unordered("!=", x, ir.Constant(st, 0.0))
+        return b.icmp_unsigned("!=", x, ir.Constant(st, 0))
+    if T.is_float(src) and T.is_float(dst):
+        if src.bits == 16 and dst.bits == 16:      # fp16 <-> bf16 through fp32
+            return b.fptrunc(b.fpext(x, T.F32), dt)
+        return b.fpext(x, dt) if dst.bits > src.bits else b.fptrunc(x, dt)
+    if T.is_float(src):
+        return b.fptoui(x, dt) if T.is_unsigned(dst) else b.fptosi(x, dt)
+    if T.is_float(dst):
+        return b.uitofp(x, dt) if T.is_unsigned(src) else b.sitofp(x, dt)
+    if dst.bits == src.bits:
+        return x
+    if dst.bits < src.bits:
+        return b.trunc(x, dt)
+    return b.zext(x, dt) if T.is_unsigned(src) else b.sext(x, dt)
+
+
+from ...ir.types import int64 as _I64  # noqa: E402
+
+
+@RULES.register(ops.CastOp)
+def _cast(lw, op):
+    src, dst = op.src.type.element, op.to
+    return _map(lw, op, lambda x: cast_value(lw, x, src, dst), lw.get(op.src))
+
+
+@RULES.register(ops.BitcastOp)
+def _bitcast(lw, op):
+    src, dst = op.src.type.element, op.to
+    st, dt = T.llvm_type(src), T.llvm_type(dst)
+
+    def f(x):
+        if isinstance(dst, PointerType) or isinstance(src, PointerType):
+            return cast_value(lw, x, src, dst)
+        return lw.b.bitcast(x, dt) if st != dt else x
+    return _map(lw, op, f, lw.get(op.src))
+
+
+@RULES.register(ops.SelectOp)
+def _select(lw, op):
+    return _map(lw, op, lambda c, x, y: lw.b.select(c, x, y),
+                lw.get(op.cond), lw.get(op.true_value), lw.get(op.false_value))
+
+
+@RULES.register(ops.AddPtrOp)
+def _addptr(lw, op):
+    el = op.ptr.type.element.element
+    ety = T.mem_type(el)
+    oel = op.offset.type.element
+
+    def f(p, off):
+        if oel.bits < 64:
+            off = lw.b.zext(off, T.I64) if T.is_unsigned(oel) else lw.b.sext(off, T.I64)
+        return lw.b.gep(p, [off], source_etype=ety)
+    return _map(lw, op, f, lw.get(op.ptr), lw.get(op.offset))

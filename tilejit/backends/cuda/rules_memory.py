@@ -1,0 +1,153 @@
+"""Lowering rules for tt.load and tt.store.
+
+A thread's ``V`` slots of one chunk hold contiguous elements.  Where the axis
+analysis proves that the pointers of a chunk are contiguous and aligned (and the
+mask constant over it), the chunk is moved with one vector access of up to 16
+bytes (``ld.global.v4``); otherwise, and always when no analysis is available,
+each slot is accessed on its own.  Masked-off slots branch around the access, so
+they never touch memory; a load's masked-off slots take ``other`` (0 by default).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir import ops
+from . import types as T
+from .lowering import RULES, Tile
+
+
+def vector_width(lw, op, ptr_value, mask_value, el) -> int:
+    """Elements per vector access for ``op``'s chunks (1 = scalar accesses)."""
+    lay = lw.layout(ptr_value.type)
+    if lay is None or lay.vec == 1 or lw.facts is None or not lw.vectorize:
+        return 1
+    size = T.mem_size(el)
+    if not isinstance(el, T.PointerType) and el.kind == "bool":
+        return 1
+    try:
+        info = lw.facts.axis(ptr_value)
+    except Exception:
+        return 1
+    if info is None:
+        return 1
+    contig, div = info.contiguity[-1], info.divisibility[-1]
+    width = min(lay.vec, contig, max(1, 16 // size))
+    while width > 1 and (div % (width * size) or lay.shape[-1] % width):
+        width //= 2
+    if width > 1 and mask_value is not None:
+        try:
+            minfo = lw.facts.axis(mask_value)
+            const = minfo.constancy[-1] if minfo is not None else 1
+        except Exception:
+            const = 1
+        while width > 1 and const % width:
+            width //= 2
+    return width
+
+
+def _store_owned(lw, lay, slot, mask):
+    own = lw.owned(lay, slot)
+    if own is None:
+        return mask
+    return own if mask is None else lw.b.and_(mask, own)
+
+
+def _masked_value(lw, mask, load_fn, other):
+    """``mask ? load_fn() : other`` with the load only executed where mask holds."""
+    if mask is None:
+        return load_fn()
+    b = lw.b
+    pre = b.block
+    then = lw.kernel.append_basic_block("ld.then")
+    done = lw.kernel.append_basic_block("ld.done")
+    b.cbranch(mask, then, done)
+    b.position_at_end(then)
+    v = load_fn()
+    then_end = b.block
+    b.branch(done)
+    b.position_at_end(done)
+    phi = b.phi(v.type)
+    phi.add_incoming(v, then_end)
+    phi.add_incoming(other, pre)
+    return phi
+
+
+def _to_reg(lw, v, el):
+    if not isinstance(el, T.PointerType) and el.kind == "bool":
+        return lw.b.icmp_unsigned("!=", v, ir.Constant(T.I8, 0))
+    return v
+
+
+def _to_mem(lw, v, el):
+    if not isinstance(el, T.PointerType) and el.kind == "bool":
+        return lw.b.zext(v, T.I8)
+    return v
+
+
+def _other_regs(lw, op, el, n):
+    if op.other is not None:
+        return [_to_mem(lw, v, el) for v in lw.get(op.other).regs]
+    zero = ir.Constant(T.mem_type(el), None if isinstance(el, T.PointerType) else 0)
+    return [zero] * n
+
+
+@RULES.register(ops.LoadOp)
+def _load(lw, op):
+    el = op.ptr.type.element.element
+    mty, size = T.mem_type(el), T.mem_size(el)
+    ptrs = lw.get(op.ptr).regs
+    masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
+    others = _other_regs(lw, op, el, len(ptrs))
+    w = vector_width(lw, op, op.ptr, op.mask, el)
+    out = []
+    for s0 in range(0, len(ptrs), w):
+        if w == 1:
+            def ld(p=ptrs[s0]):
+                v = lw.b.load(ptrs[s0] if p is None else p, typ=mty)
+                v.align = size
+                return v
+            out.append(_masked_value(lw, masks[s0], ld, others[s0]))
+            continue
+        vty = ir.VectorType(mty, w)
+
+        def ldv(p=ptrs[s0]):
+            v = lw.b.load(p, typ=vty)
+            v.align = w * size
+            return v
+        other_vec = ir.Constant(vty, None)
+        for j in range(w):
+            other_vec = lw.b.insert_element(other_vec, others[s0 + j], lw.i32(j))
+        vec = _masked_value(lw, masks[s0], ldv, other_vec)
+        out.extend(lw.b.extract_element(vec, lw.i32(j)) for j in range(w))
+    return [Tile([_to_reg(lw, v, el) for v in out], lw.get(op.ptr).layout)]
+
+
+@RULES.register(ops.StoreOp)
+def _store(lw, op):
+    el = op.ptr.type.element.element
+    mty, size = T.mem_type(el), T.mem_size(el)
+    ptile = lw.get(op.ptr)
+    lay = ptile.layout
+    ptrs = ptile.regs
+    vals = [_to_mem(lw, v, el) for v in lw.get(op.value).regs]
+    masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
+    w = vector_width(lw, op, op.ptr, op.mask, el)
+    if lay is None:   # a scalar store: one thread writes
+        masks = [_and(lw, masks[0], lw.b.icmp_unsigned("==", lw.tid, lw.i32(0)))]
+    for s0 in range(0, len(ptrs), w):
+        cond = _store_owned(lw, lay, s0, masks[s0])
+        if w == 1:
+            def st(s0=s0):
+                lw.b.store(vals[s0], ptrs[s0]).align = size
+        else:
+            def st(s0=s0):
+                vec = ir.Constant(ir.VectorType(mty, w), None)
+                for j in range(w):
+                    vec = lw.b.insert_element(vec, vals[s0 + j], lw.i32(j))
+                lw.b.store(vec, ptrs[s0]).align = w * size
+        lw.guarded(cond, st)
+    return []
+
+
+def _and(lw, a, b):
+    return b if a is None else lw.b.and_(a, b)

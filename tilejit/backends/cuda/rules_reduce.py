@@ -1,0 +1,218 @@
+"""Lowering rules for tt.reduce and tt.dot."""
+from __future__ import annotations
+
+import math
+
+from llvmlite import ir
+
+from ...ir import ops
+from ...ir.types import int32
+from . import types as T
+from .lowering import RULES, Tile
+
+_BIG = 2**31 - 1
+
+
+def _identity(kind, el):
+    if kind in ("sum", "xor_sum"):
+        return T.const(el, 0)
+    lo = kind in ("max", "argmax")
+    if T.is_float(el):
+        return T.const(el, -math.inf if lo else math.inf)
+    if el.kind == "bool":
+        return T.const(el, 0 if lo else 1)
+    bits = el.bits
+    if T.is_unsigned(el):
+        return T.const(el, 0 if lo else (1 << bits) - 1)
+    return T.const(el, -(1 << (bits - 1)) if lo else (1 << (bits - 1)) - 1)
+
+
+def _is_nan(b, x):
+    return b.fcmp_unordered("uno", x, x)
+
+
+def combine(lw, kind, el, a, b_):
+    """Combine two partial results; arg* partials are (value, index) pairs."""
+    b = lw.b
+    if kind == "sum":
+        return b.fadd(a, b_) if T.is_float(el) else b.add(a, b_)
+    if kind == "xor_sum":
+        return b.xor(a, b_)
+    if kind in ("max", "min"):
+        if T.is_float(el):   # NaN propagates, as numpy's max/min
+            name = "llvm.maximum" if kind == "max" else "llvm.minimum"
+            return lw.call(f"{name}.{a.type.intrinsic_name}", a.type, [a, b_])
+        pred = ">" if kind == "max" else "<"
+        c = b.icmp_unsigned(pred, a, b_) if T.is_unsigned(el) else b.icmp_signed(pred, a, b_)
+        return b.select(c, a, b_)
+    (av, ai), (bv, bi) = a, b_
+    pred = ">" if kind == "argmax" else "<"
+    if T.is_float(el):
+        better = b.fcmp_ordered(pred, bv, av)
+        better = b.or_(better, b.and_(_is_nan(b, bv), b.not_(_is_nan(b, av))))
+        same = b.or_(b.fcmp_ordered("==", bv, av), b.and_(_is_nan(b, bv), _is_nan(b, av)))
+    else:
+        better = b.icmp_unsigned(pred, bv, av) if T.is_unsigned(el) else b.icmp_signed(pred, bv, av)
+        same = b.icmp_unsigned("==", bv, av)
+    take = b.or_(better, b.and_(same, b.icmp_signed("<", bi, ai)))
+    return (b.select(take, bv, av), b.select(take, bi, ai))
+
+
+def _pick(lw, cond, x, y):
+    if isinstance(x, tuple):
+        return tuple(lw.b.select(cond, a, c) for a, c in zip(x, y))
+    return lw.b.select(cond, x, y)
+
+
+def _shfl(lw, x, m):
+    if isinstance(x, tuple):
+        return tuple(lw.shfl_xor(v, m) for v in x)
+    return lw.shfl_xor(x, m)
+
+
+def _reduce_all(lw, op, src: Tile, el):
+    """Reduce every element of a 1-D tile to a scalar (uniform in all threads)."""
+    kind, lay = op.kind, src.layout
+    arg = kind in ("argmax", "argmin")
+    ident = _identity(kind, el)
+    acc = (ident, lw.i32(_BIG)) if arg else ident
+    for s, v in enumerate(src.regs):
+        x = (v, lw.elem_index(lay, s)) if arg else v
+        y = combine(lw, kind, el, acc, x)
+        own = lw.owned(lay, s)
+        acc = y if own is None else _pick(lw, own, y, acc)
+    m = 16
+    while m >= 1:
+        acc = combine(lw, kind, el, acc, _shfl(lw, acc, m))
+        m //= 2
+    if lw.num_warps > 1:
+        acc = _across_warps(lw, kind, el, acc, arg)
+    return acc[1] if arg else acc
+
+
+def _across_warps(lw, kind, el, acc, arg):
+    vals = acc if arg else (acc,)
+    sizes = [T.mem_size(el)] + ([4] if arg else [])
+    W = lw.num_warps
+    base = lw.smem(W * sum(sizes) + 16)
+    lw.barrier()
+    offs = [0, W * sizes[0]]
+
+    def write():
+        for v, off, sz in zip(vals, offs, sizes):
+            a = lw.smem_addr(base, lw.b.add(lw.i32(off), lw.b.mul(lw.warp, lw.i32(sz))))
+            lw.b.store(_mem(lw, v), a).align = sz
+    lw.guarded(lw.b.icmp_unsigned("==", lw.lane, lw.i32(0)), write)
+    lw.barrier()
+    out = None
+    for w in range(W):
+        parts = []
+        for v, off, sz in zip(vals, offs, sizes):
+            x = lw.b.load(lw.smem_addr(base, lw.i32(off + w * sz)), typ=_mem(lw, v).type)
+            x.align = sz
+            parts.append(_reg(lw, x, v.type))
+        x = tuple(parts) if arg else parts[0]
+        out = x if out is None else combine(lw, kind, el, out, x)
+    return out
+
+
+def _mem(lw, v):
+    return lw.b.zext(v, T.I8) if v.type == T.I1 else v
+
+
+def _reg(lw, v, ty):
+    return lw.b.trunc(v, T.I1) if ty == T.I1 else v
+
+
+def _reduce_axis(lw, op, src: Tile, el):
+    """General reduction over one axis through shared memory."""
+    sty, rty, axis, kind = op.src.type, op.result.type, op.axis, op.kind
+    arg = kind in ("argmax", "argmin")
+    mty, size = T.mem_type(el), T.mem_size(el)
+    K = sty.shape[axis]
+    inner = 1
+    for d in sty.shape[axis + 1:]:
+        inner *= d
+    base = lw.smem(sty.numel * size)
+    lw.barrier()
+    for s, v in enumerate(src.regs):
+        a = lw.smem_addr(base, lw.b.mul(lw.elem_index(src.layout, s), lw.i32(size)))
+        lw.b.store(_mem(lw, v), a).align = size
+    lw.barrier()
+    lay = lw.layout(rty)
+    n = 1 if lay is None else lay.nslots
+    regs = []
+    for s in range(n):
+        e = lw.i32(0) if lay is None else lw.elem_index(lay, s)
+        outer, inn = lw.b.udiv(e, lw.i32(inner)), lw.b.urem(e, lw.i32(inner))
+        start = lw.b.add(lw.b.mul(outer, lw.i32(K * inner)), inn)
+        ident = _identity(kind, el)
+        init = [ident, lw.i32(_BIG)] if arg else [ident]
+
+        def body(k, vals, start=start):
+            off = lw.b.add(start, lw.b.mul(k, lw.i32(inner)))
+            x = lw.b.load(lw.smem_addr(base, lw.b.mul(off, lw.i32(size))), typ=mty)
+            x.align = size
+            x = _reg(lw, x, T.llvm_type(el))
+            r = combine(lw, kind, el, tuple(vals) if arg else vals[0], (x, k) if arg else x)
+            return list(r) if arg else [r]
+        res = lw.counted_loop(K, body, init)
+        regs.append(res[1] if arg else res[0])
+    return Tile(regs, lay)
+
+
+@RULES.register(ops.ReduceOp)
+def _reduce(lw, op):
+    src = lw.get(op.src)
+    el = op.src.type.element
+    if src.layout is None:
+        raise NotImplementedError("tt.reduce of a scalar")
+    if len(op.src.type.shape) == 1:
+        return [Tile([_reduce_all(lw, op, src, el)], None)]
+    return [_reduce_axis(lw, op, src, el)]
+
+
+@RULES.register(ops.DotOp)
+def _dot(lw, op):
+    """acc + a @ b: a and b go to shared memory; each thread computes its acc slots
+    with fp32 (or integer) multiply-adds."""
+    from .rules_elementwise import cast_value
+    a, b_, acc = lw.get(op.a), lw.get(op.b), lw.get(op.acc)
+    (M, K), (_, N) = op.a.type.shape, op.b.type.shape
+    ael, bel, cel = op.a.type.element, op.b.type.element, op.acc.type.element
+    asz, bsz = T.mem_size(ael), T.mem_size(bel)
+    boff = (M * K * asz + 15) // 16 * 16
+    base = lw.smem(boff + K * N * bsz)
+    lw.barrier()
+    for tile, el, sz, off in ((a, ael, asz, 0), (b_, bel, bsz, boff)):
+        for s, v in enumerate(tile.regs):
+            e = lw.elem_index(tile.layout, s)
+            addr = lw.smem_addr(base, lw.b.add(lw.i32(off), lw.b.mul(e, lw.i32(sz))))
+            lw.b.store(v, addr).align = sz
+    lw.barrier()
+    lay = acc.layout
+    rows, cols = [], []
+    for s in range(lay.nslots):
+        i, j = lw.multi_index((M, N), lw.elem_index(lay, s))
+        rows.append(lw.b.mul(i, lw.i32(K * asz)))
+        cols.append(lw.b.add(lw.i32(boff), lw.b.mul(j, lw.i32(bsz))))
+    work = cel if T.is_float(cel) and cel.bits >= 32 else cel
+    fl = T.is_float(cel)
+    if fl and cel.bits < 32:
+        from ...ir.types import float32 as work
+    init = [cast_value(lw, v, cel, work) for v in acc.regs]
+
+    def body(k, vals):
+        out = []
+        ka, kb = lw.b.mul(k, lw.i32(asz)), lw.b.mul(k, lw.i32(N * bsz))
+        for s, v in enumerate(vals):
+            x = lw.b.load(lw.smem_addr(base, lw.b.add(rows[s], ka)), typ=T.llvm_type(ael))
+            y = lw.b.load(lw.smem_addr(base, lw.b.add(cols[s], kb)), typ=T.llvm_type(bel))
+            x, y = cast_value(lw, x, ael, work), cast_value(lw, y, bel, work)
+            if fl:
+                out.append(lw.call(f"llvm.fma.{x.type.intrinsic_name}", x.type, [x, y, v]))
+            else:
+                out.append(lw.b.add(v, lw.b.mul(x, y)))
+        return out
+    res = lw.counted_loop(K, body, init)
+    return [Tile([cast_value(lw, v, work, cel) for v in res], lay)]

@@ -1,0 +1,79 @@
+"""The NVPTX target: LLVM module setup, optimisation and PTX emission through llvmlite."""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+import llvmlite.binding as llvm
+
+TRIPLE = "nvptx64-nvidia-cuda"
+# 32-bit shared-memory pointers (addrspace 3), as nvptx-short-ptr gives.
+DATA_LAYOUT = "e-p3:32:32-p4:32:32-p5:32:32-p6:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+DEFAULT_ARCH = 90
+SUPPORTED_ARCHS = (70, 75, 80, 86, 89, 90)
+
+
+def parse_target(target) -> int:
+    """'cuda:90' / 'cuda' / 'sm_80' / 90 -> compute capability as an int (major*10+minor)."""
+    if isinstance(target, int):
+        return target
+    t = str(target).strip().lower()
+    m = re.fullmatch(r"(?:cuda)?:?(?:sm_)?(\d+)a?", t)
+    if m:
+        return int(m.group(1))
+    if t in ("cuda", "gpu", ""):
+        return DEFAULT_ARCH
+    raise ValueError(f"unknown CUDA target {target!r} (expected 'cuda:90', 'cuda:80', ...)")
+
+
+def ptx_features(arch: int) -> str:
+    # PTX 8.0 (CUDA 12.0) covers sm_90 and below; drivers >= 525 load it.
+    return "+ptx80"
+
+
+@functools.lru_cache(maxsize=None)
+def _target_machine(arch: int):
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    target = llvm.Target.from_triple(TRIPLE)
+    return target.create_target_machine(cpu=f"sm_{arch}", features=ptx_features(arch), opt=3)
+
+
+def llvm_to_ptx(llvm_ir: str, arch: int) -> tuple[str, str]:
+    """Parse, verify, optimise (O3) and emit PTX.  Returns (optimised LLVM IR, PTX)."""
+    tm = _target_machine(arch)
+    mod = llvm.parse_assembly(llvm_ir)
+    mod.verify()
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pto.loop_unrolling = True
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(mod, pb)
+    return str(mod), tm.emit_assembly(mod)
+
+
+def find_ptxas() -> str | None:
+    for cand in (shutil.which("ptxas"), "/usr/local/cuda/bin/ptxas"):
+        if cand and os.path.exists(cand):
+            return cand
+    return None
+
+
+def ptxas(ptx: str, arch: int = DEFAULT_ARCH, verbose: bool = False) -> str:
+    """Assemble ``ptx`` with ptxas (a test and diagnostics helper, never used to launch).
+    Returns ptxas' messages; raises RuntimeError with them on failure."""
+    exe = find_ptxas()
+    if exe is None:
+        raise FileNotFoundError("ptxas not found")
+    with tempfile.TemporaryDirectory() as d:
+        src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        cmd = [exe, f"-arch=sm_{arch}", src, "-o", out] + (["-v"] if verbose else [])
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"ptxas failed:\n{r.stderr}")
+        return r.stderr
