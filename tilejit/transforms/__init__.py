@@ -1,0 +1,64 @@
+"""Passes over the tile IR and the pass manager.
+
+``PIPELINE`` is the one ordered list of named stages ``run_pipeline`` runs; each pass is
+``pass_fn(func) -> func`` (in place).  With ``options.debug`` the verifier runs before
+the first and after every stage; ``dump(stage_name, text)`` is called after each stage.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..ir.core import Function
+from .canonicalize import canonicalize
+from .cse import cse
+from .dce import dce
+from .fold import fold_constants
+
+PIPELINE: list[tuple[str, Callable[[Function], Function]]] = [
+    ("fold", fold_constants),
+    ("canonicalize", canonicalize),
+    ("cse", cse),
+    ("canonicalize-after-cse", canonicalize),
+    ("dce", dce),
+]
+
+
+def run_pipeline(func: Function, options=None, dump: Callable[[str, str], None] | None = None,
+                 pipeline=None) -> Function:
+    """Run every stage of ``pipeline`` (default ``PIPELINE``) on ``func`` in place and
+    return it.  ``options`` defaults to the process-wide options."""
+    from ..ir.printer import print_function
+    from ..ir.verifier import verify_function
+    if options is None:
+        from ..runtime.options import get_options
+        options = get_options()
+    debug = bool(getattr(options, "debug", False))
+    if debug:
+        verify_function(func, where="pipeline input")
+    for name, pass_fn in (PIPELINE if pipeline is None else pipeline):
+        result = pass_fn(func)
+        func = func if result is None else result
+        if debug:
+            verify_function(func, where=f"after pass {name!r}")
+        if dump is not None:
+            dump(name, print_function(func))
+    return func
+
+
+def dir_dump(directory: str, prefix: str) -> Callable[[str, str], None]:
+    """A ``dump`` callback writing ``<directory>/<prefix>.<NN>-<stage>.tir`` files."""
+    import os
+    counter = [0]
+
+    def dump(stage: str, text: str) -> None:
+        os.makedirs(directory, exist_ok=True)
+        counter[0] += 1
+        path = os.path.join(directory, f"{prefix}.{counter[0]:02d}-{stage}.tir")
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    return dump
+
+
+__all__ = ["PIPELINE", "run_pipeline", "dir_dump", "canonicalize", "cse", "dce", "fold_constants"]
