@@ -1,0 +1,145 @@
+"""The compiled CPU backend ("cpu"): tile IR -> LLVM IR -> host machine code (MCJIT).
+
+``CPUBackend().compile(func, options) -> CPUKernel``; ``CPUKernel.launch(grid3,
+LaunchArgs)`` runs every program of the grid, on a thread pool when the grid has
+more than one program (``options.num_threads``; 0 = all cores), the GIL released
+during native calls.  ``CPUKernel.asm`` has 'llir', 'llir-opt' and 'asm' (the
+latter computed on first access unless ``options.dump_dir`` is set).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+import weakref
+from collections.abc import Mapping
+
+from .. import Backend, CompiledKernel, register_backend
+from ..llvm import binding
+from .codegen import CHUNK, build_module
+from .runner import (CHUNK_CFUNC, DeviceAssertionError, arg_struct_type, coerce_values,
+                     default_threads, run_parallel)
+
+_LIBM_DONE = False
+
+
+def _ensure_libm():
+    """Make libm's symbols (erff, tanhf, ...) visible to the JIT's symbol lookup."""
+    global _LIBM_DONE
+    if _LIBM_DONE:
+        return
+    import llvmlite.binding as llvm
+    if not llvm.address_of_symbol("erff"):
+        import ctypes.util
+        name = ctypes.util.find_library("m")
+        if name:
+            llvm.load_library_permanently(name)
+    _LIBM_DONE = True
+
+
+class _Asm(Mapping):
+    """Stage texts; 'asm' is emitted on first access (it costs a codegen)."""
+
+    def __init__(self, llir, llir_opt):
+        self._d = {"llir": llir, "llir-opt": llir_opt}
+
+    def __getitem__(self, key):
+        if key == "asm" and key not in self._d:
+            tm = binding.host_target_machine()
+            self._d["asm"] = binding.emit_assembly(binding.parse_module(self._d["llir-opt"], tm), tm)
+        return self._d[key]
+
+    def __iter__(self):
+        return iter(("llir", "llir-opt", "asm"))
+
+    def __len__(self):
+        return 3
+
+
+class CPUKernel(CompiledKernel):
+    def __init__(self, func, engine, fn_addr, asserts, llir, llir_opt, num_threads):
+        super().__init__(func.name, func)
+        self.asm = _Asm(llir, llir_opt)
+        self._engine = engine                    # keeps the machine code alive
+        self._fn = CHUNK_CFUNC(fn_addr)
+        self._asserts = asserts
+        self._dtypes = [a.value.type.element for a in func.arguments]
+        self._Args = arg_struct_type(self._dtypes)
+        self.num_threads = num_threads or default_threads()
+
+    def pack(self, values):
+        try:
+            return self._Args(*values)
+        except (TypeError, ValueError):
+            return self._Args(*coerce_values(values, self._dtypes))
+
+    def launch(self, grid, args, **launch_options):
+        gx, gy, gz = grid
+        n = gx * gy * gz
+        if n <= 0:
+            return
+        st = self.pack(args.values)
+        argp = ctypes.addressof(st)
+        err = (ctypes.c_int32 * 4)()
+        threads = launch_options.get("num_threads") or self.num_threads
+        if n == 1 or threads <= 1:
+            self._fn(argp, 0, n, gx, gy, gz, err)
+        else:
+            run_parallel(self._fn, argp, n, gx, gy, gz, err, min(threads, n))
+        if err[0]:
+            self._raise(err)
+
+    def _raise(self, err):
+        op = self._asserts[err[0] - 1]
+        msg = op.msg if op.msg else "device assertion failed"
+        raise DeviceAssertionError(f"{op.loc}: {msg} (program id ({err[1]}, {err[2]}, {err[3]}))")
+
+
+class CPUBackend(Backend):
+    name = "cpu"
+
+    def __init__(self):
+        self._cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def is_available(self) -> bool:
+        return True
+
+    def compile(self, func, options) -> CPUKernel:
+        key = (options.sanitize, options.vectorize, options.num_threads, options.dump_dir)
+        per_func = self._cache.get(func)
+        if per_func is not None and key in per_func:
+            return per_func[key]
+        kernel = self._compile(func, options)
+        with self._lock:
+            self._cache.setdefault(func, {})[key] = kernel
+        return kernel
+
+    def _compile(self, func, options) -> CPUKernel:
+        tm = binding.host_target_machine()
+        _ensure_libm()
+        module, asserts = build_module(func, options, triple=tm.triple,
+                                       data_layout=binding.data_layout_of(tm))
+        llir = str(module)
+        mod = binding.parse_module(llir, tm)
+        binding.optimize(mod, tm)
+        llir_opt = str(mod)
+        engine = binding.create_engine(mod, tm)
+        addr = engine.get_function_address(CHUNK)
+        kernel = CPUKernel(func, engine, addr, asserts, llir, llir_opt, options.num_threads)
+        if options.dump_dir:
+            _dump(options.dump_dir, func.name, kernel.asm)
+        return kernel
+
+
+def _dump(directory, name, asm):
+    os.makedirs(directory, exist_ok=True)
+    for stage, ext in (("llir", "ll"), ("llir-opt", "opt.ll"), ("asm", "s")):
+        path = os.path.join(directory, f"{name}.cpu.{ext}")
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(asm[stage])
+        os.replace(tmp, path)
+
+
+register_backend("cpu", CPUBackend)

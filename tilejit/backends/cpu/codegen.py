@@ -1,0 +1,95 @@
+"""Builds the LLVM module of one kernel.
+
+ABI (all functions in the module):
+
+* ``i32 @program(ptr args, i32 pid_x, pid_y, pid_z, nprog_x, nprog_y, nprog_z)``
+  (internal, always inlined): one program.  ``args`` points to one 8-byte slot per
+  IR argument: pointers and integers as 64-bit integers, floats as doubles.
+  Returns 0, or k+1 when the k-th ``tt.assert`` failed.
+* ``void @run_chunk(ptr args, i64 start, i64 end, i32 nx, i32 ny, i32 nz, ptr err)``:
+  runs programs ``start..end`` of the linearised grid (x fastest); on a failed
+  assert stores ``{code, pid_x, pid_y, pid_z}`` into ``err`` (i32[4]) and returns.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ..llvm.scalar import f32_to_bf16
+from ..llvm.types import F16, F32, F64, I32, I64, PTR, VOID, value_type
+from .lower import ProgramContext
+
+PROGRAM, CHUNK = "program", "run_chunk"
+
+
+def _load_arg(b, args_ptr, i, dt):
+    slot = b.gep(args_ptr, [ir.Constant(I64, i)], source_etype=I64)
+    if dt.is_ptr():
+        return b.load(slot, typ=PTR)
+    if dt.kind == "float":
+        d = b.load(slot, typ=F64)
+        if dt.name == "fp64":
+            return d
+        if dt.name == "bf16":
+            return f32_to_bf16(b, b.fptrunc(d, F32))
+        return b.fptrunc(d, value_type(dt))
+    raw = b.load(slot, typ=I64)
+    if dt.kind == "bool":
+        return b.icmp_unsigned("!=", raw, ir.Constant(I64, 0))
+    return raw if dt.bits == 64 else b.trunc(raw, value_type(dt))
+
+
+def build_module(func, options, triple: str = "", data_layout: str = ""):
+    """LLVM module (llvmlite.ir) for ``func`` and the list of its tt.assert ops."""
+    module = ir.Module(name=func.name)
+    if triple:
+        module.triple = triple
+    if data_layout:
+        module.data_layout = data_layout
+    fty = ir.FunctionType(I32, [PTR] + [I32] * 6)
+    prog = ir.Function(module, fty, name=PROGRAM)
+    prog.linkage = "internal"
+    prog.attributes.add("alwaysinline")
+    prog.attributes.add("nounwind")
+    ctx = ProgramContext(module, prog, func, options)
+    args_ptr = prog.args[0]
+    ctx.pid = list(prog.args[1:4])
+    ctx.nprog = list(prog.args[4:7])
+    for i, arg in enumerate(func.arguments):
+        ctx.set(arg.value, _load_arg(ctx.b, args_ptr, i, arg.value.type.element))
+    ctx.lower_block(func.block)
+    if not ctx.b.block.is_terminated:
+        ctx.b.ret(ir.Constant(I32, 0))
+    ctx.em.finish_entry()
+    _build_chunk(module, prog)
+    return module, ctx.asserts
+
+
+def _build_chunk(module, prog):
+    fty = ir.FunctionType(VOID, [PTR, I64, I64, I32, I32, I32, PTR])
+    fn = ir.Function(module, fty, name=CHUNK)
+    fn.attributes.add("nounwind")
+    args, start, end, nx, ny, nz, err = fn.args
+    entry, head, body, fail, done = (fn.append_basic_block(n) for n in
+                                     ("entry", "head", "body", "fail", "done"))
+    b = ir.IRBuilder(entry)
+    nx64, ny64 = b.zext(nx, I64), b.zext(ny, I64)
+    b.branch(head)
+    b.position_at_end(head)
+    lin = b.phi(I64)
+    lin.add_incoming(start, entry)
+    b.cbranch(b.icmp_signed("<", lin, end), body, done)
+    b.position_at_end(body)
+    x = b.urem(lin, nx64)
+    t = b.udiv(lin, nx64)
+    y, z = b.urem(t, ny64), b.udiv(t, ny64)
+    pids = [b.trunc(v, I32) for v in (x, y, z)]
+    status = b.call(prog, [args] + pids + [nx, ny, nz])
+    nxt = b.add(lin, ir.Constant(I64, 1))
+    lin.add_incoming(nxt, body)
+    b.cbranch(b.icmp_unsigned("!=", status, ir.Constant(I32, 0)), fail, head)
+    b.position_at_end(fail)
+    for k, v in enumerate([status] + pids):
+        b.store(v, b.gep(err, [ir.Constant(I64, k)], source_etype=I32))
+    b.ret_void()
+    b.position_at_end(done)
+    b.ret_void()

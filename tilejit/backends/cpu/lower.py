@@ -1,0 +1,235 @@
+"""Tile IR -> LLVM IR for the CPU backend: the driver, the per-program context and
+the rules for constants, ids, elementwise and shape ops.
+
+Rules register in :data:`RULES` (``RuleTable``) against op classes, one rule per op
+class (or base class).  Memory, reductions, dot and control flow live in sibling
+modules that register into the same table.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...ir import ops
+from ...ir.core import RuleTable
+from ...ir.types import int32
+from ..llvm.builder_utils import FunctionEmitter
+from ..llvm.scalar import lower_elementwise
+from ..llvm.types import I32, I64, constant, value_type
+from .fusion import FusionPlan
+from .tiles import (BufTile, COST_ARITH, COST_MATH, LazyTile, MATERIALIZE_COST, Tile,
+                    materialize)
+
+RULES = RuleTable("cpu lowering")
+
+
+class LoweringError(Exception):
+    """An op could not be lowered (names the op and its source location)."""
+
+
+class ProgramContext:
+    """State while lowering one kernel into the LLVM function of one program."""
+
+    def __init__(self, module: ir.Module, fn: ir.Function, func, options):
+        self.module = module
+        self.func = func
+        self.options = options
+        self.em = FunctionEmitter(fn)
+        self.values: dict = {}
+        self.elem_cache: dict = {}
+        self.plan = FusionPlan(func)
+        self.asserts: list = []          # (op) in order; index+1 is the status code
+        self.pid = self.nprog = None
+        self.return_block = None
+
+    @property
+    def b(self) -> ir.IRBuilder:
+        return self.em.b
+
+    def alloca(self, ty, count=1):
+        return self.em.alloca(ty, count)
+
+    # ---- values ---------------------------------------------------------
+    def get(self, v):
+        try:
+            return self.values[v]
+        except KeyError:
+            raise LoweringError(f"value {v} used before its definition") from None
+
+    def set(self, v, rep):
+        self.values[v] = rep
+
+    def define(self, op, rep):
+        """Bind op's single result, materializing a lazy tile when the plan says so."""
+        if isinstance(rep, Tile) and not isinstance(rep, BufTile) and self.plan.must_materialize(op, rep):
+            rep = materialize(self, rep)
+        self.set(op.result, rep)
+
+    # ---- loops ----------------------------------------------------------
+    def loop_nest(self, shape, body, outer_idx=()):
+        """Nested loops over ``shape`` calling ``body(idx)`` innermost."""
+        self.elem_cache = {}
+        self._nest(list(shape), list(outer_idx), body)
+        self.elem_cache = {}
+
+    def _nest(self, shape, idx, body):
+        if not shape:
+            body(tuple(idx))
+            return
+        self.em.counted_loop(ir.Constant(I64, 0), ir.Constant(I64, shape[0]), name="d%d" % len(idx),
+                             body=lambda i: self._nest(shape[1:], idx + [i], body))
+
+    # ---- driver ---------------------------------------------------------
+    def lower_block(self, block):
+        for op in block.ops:
+            self.lower_op(op)
+
+    def lower_op(self, op):
+        rule = RULES.lookup(type(op))
+        try:
+            rule(self, op)
+        except LoweringError:
+            raise
+        except NotImplementedError as e:
+            raise LoweringError(f"{op.loc}: cannot lower {op.name}: {e}") from e
+        except Exception as e:  # noqa: BLE001 - wrap with the op's location
+            raise LoweringError(f"{op.loc}: error lowering {op.name}: {type(e).__name__}: {e}") from e
+
+
+def elem_of(ctx, rep, idx):
+    """Element of a tile at ``idx``; a scalar is its own element."""
+    return rep.elem(ctx, idx) if isinstance(rep, Tile) else rep
+
+
+# --------------------------------------------------------------------------
+# constants, ids
+# --------------------------------------------------------------------------
+@RULES.register(ops.ConstantOp)
+def _constant(ctx, op):
+    ty = op.result.type
+    c = constant(ty.element, op.value)
+    if ty.is_scalar:
+        ctx.set(op.result, c)
+    else:
+        ctx.set(op.result, LazyTile(ty.shape, ty.element, lambda _c, _i: c, 0))
+
+
+@RULES.register(ops.ProgramIdOp)
+def _pid(ctx, op):
+    ctx.set(op.result, ctx.pid[op.axis])
+
+
+@RULES.register(ops.NumProgramsOp)
+def _nprog(ctx, op):
+    ctx.set(op.result, ctx.nprog[op.axis])
+
+
+@RULES.register(ops.ArangeOp)
+def _arange(ctx, op):
+    start = op.start
+
+    def fn(c, idx):
+        v = c.b.trunc(idx[0], I32)
+        return c.b.add(v, ir.Constant(I32, start)) if start else v
+    ctx.set(op.result, LazyTile(op.result.type.shape, int32, fn, 0))
+
+
+# --------------------------------------------------------------------------
+# elementwise
+# --------------------------------------------------------------------------
+_MATH_CLASSES = tuple(ops.MATH_OPS.values())
+
+
+@RULES.register(ops.ElementwiseOp)
+def _elementwise(ctx, op):
+    srcs = op.operands
+    in_dtypes = [s.type.element for s in srcs]
+    out_t = op.result.type
+    reps = [ctx.get(s) for s in srcs]
+    if out_t.is_scalar:
+        ctx.set(op.result, lower_elementwise(ctx.b, op, reps, in_dtypes, out_t.element))
+        return
+    cost = (COST_MATH if isinstance(op, _MATH_CLASSES + (ops.IDivOp, ops.RemOp)) else COST_ARITH)
+    cost += sum(r.cost for r in reps if isinstance(r, Tile))
+
+    def fn(c, idx):
+        return lower_elementwise(c.b, op, [elem_of(c, r, idx) for r in reps], in_dtypes,
+                                 out_t.element)
+    ctx.define(op, LazyTile(out_t.shape, out_t.element, fn, cost))
+
+
+# --------------------------------------------------------------------------
+# shape ops
+# --------------------------------------------------------------------------
+ZERO = ir.Constant(I64, 0)
+
+
+@RULES.register(ops.SplatOp)
+def _splat(ctx, op):
+    s = ctx.get(op.src)
+    ctx.set(op.result, LazyTile(op.shape, op.src.type.element, lambda _c, _i: s, 0))
+
+
+def _derived(ctx, op, src, index_map):
+    rep = ctx.get(src)
+    t = op.result.type
+    ctx.set(op.result, LazyTile(t.shape, t.element, lambda c, idx: rep.elem(c, index_map(idx)),
+                                rep.cost))
+
+
+@RULES.register(ops.BroadcastOp)
+def _broadcast(ctx, op):
+    src_shape = op.src.type.shape
+    if op.src.type.is_scalar:
+        return _splat(ctx, op)
+    keep = [s != 1 for s in src_shape]
+    _derived(ctx, op, op.src, lambda idx: tuple(i if k else ZERO for i, k in zip(idx, keep)))
+
+
+@RULES.register(ops.ExpandDimsOp)
+def _expand_dims(ctx, op):
+    axis = op.axis
+    if op.src.type.is_scalar:
+        s = ctx.get(op.src)
+        ctx.set(op.result, LazyTile(op.result.type.shape, op.src.type.element, lambda _c, _i: s, 0))
+        return
+    _derived(ctx, op, op.src, lambda idx: tuple(idx[:axis]) + tuple(idx[axis + 1:]))
+
+
+@RULES.register(ops.TransOp)
+def _trans(ctx, op):
+    perm = list(op.perm)
+
+    def index_map(idx):
+        src = [None] * len(perm)
+        for i, p in enumerate(perm):
+            src[p] = idx[i]
+        return tuple(src)
+    _derived(ctx, op, op.src, index_map)
+
+
+@RULES.register(ops.ReshapeOp)
+def _reshape(ctx, op):
+    from .tiles import linear_index, strides_of
+    t = op.result.type
+    rep = ctx.get(op.src)
+    if op.src.type.is_scalar:
+        ctx.set(op.result, LazyTile(t.shape, t.element, lambda _c, _i: rep, 0))
+        return
+    if len(op.src.type.shape) == 1 and not isinstance(rep, BufTile):
+        strides = strides_of(t.shape)
+        ctx.set(op.result, LazyTile(t.shape, t.element,
+                                    lambda c, idx: rep.elem(c, (linear_index(c, idx, strides),)), rep.cost))
+        return
+    buf = materialize(ctx, rep)
+    strides = strides_of(t.shape)
+    ctx.set(op.result, LazyTile(t.shape, t.element,
+                                lambda c, idx: buf.elem_linear(c, linear_index(c, idx, strides)), 1))
+
+
+@RULES.register(ops.HintOp)
+def _hint(ctx, op):
+    ctx.set(op.result, ctx.get(op.src))
+
+
+# rules in sibling modules register themselves
+from . import lower_mem, lower_reduce, lower_dot, lower_cf  # noqa: E402,F401

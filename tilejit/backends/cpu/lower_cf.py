@@ -1,0 +1,278 @@
+"""Structured control flow (scf.for / scf.if / scf.while), tt.return, tt.assert and
+tt.print for the CPU backend.
+
+Loop-carried scalars are phis.  A loop-carried tile lives in two per-program
+buffers swapped each iteration: the body reads the current one, the yield writes
+the next one (so a yield may read any carried value while writing).
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...ir import ops
+from ..llvm.types import I1, I32, I64, PTR, F64, storage_type, value_type
+from ..llvm.scalar import bf16_to_f32
+from .lower import RULES, LoweringError
+from .tiles import BufTile, Tile, materialize
+
+
+def _lower_body(ctx, block):
+    """Lower all ops of ``block`` but its terminator, which is returned."""
+    term = block.terminator
+    for op in block.ops:
+        if op is not term:
+            ctx.lower_op(op)
+    return term
+
+
+class _Carried:
+    """Loop-carried values: scalar phis and double-buffered tiles."""
+
+    def __init__(self, ctx, types, inits):
+        self.ctx, self.types = ctx, types
+        self.bufs = []
+        for t, v in zip(types, inits):
+            if t.is_scalar:
+                self.bufs.append(None)
+            else:
+                a = ctx.alloca(storage_type(t.element), t.numel)
+                bb = ctx.alloca(storage_type(t.element), t.numel)
+                ctx.get(v).materialize_into(ctx, a) if isinstance(ctx.get(v), Tile) else None
+                self.bufs.append((a, bb))
+        self.init_vals = [ctx.get(v) if t.is_scalar else None for t, v in zip(types, inits)]
+
+    def make_phis(self, pre):
+        b = self.ctx.b
+        self.phis = []
+        for t, iv, bufs in zip(self.types, self.init_vals, self.bufs):
+            if bufs is None:
+                p = b.phi(value_type(t.element))
+                p.add_incoming(iv, pre)
+                self.phis.append(p)
+            else:
+                cur, oth = b.phi(PTR), b.phi(PTR)
+                cur.add_incoming(bufs[0], pre)
+                oth.add_incoming(bufs[1], pre)
+                self.phis.append((cur, oth))
+
+    def reps(self):
+        return [p if not isinstance(p, tuple) else BufTile(t.shape, t.element, p[0])
+                for t, p in zip(self.types, self.phis)]
+
+    def yield_values(self, values):
+        """Evaluate the yielded values into next-iteration slots (call at the latch)."""
+        ctx = self.ctx
+        nexts = []
+        for t, p, v in zip(self.types, self.phis, values):
+            rep = ctx.get(v)
+            if not isinstance(p, tuple):
+                nexts.append(rep)
+            else:
+                _into(ctx, rep, t, p[1])
+                nexts.append((p[1], p[0]))
+        return nexts
+
+    def add_latch(self, nexts, latch):
+        for p, n in zip(self.phis, nexts):
+            if isinstance(p, tuple):
+                p[0].add_incoming(n[0], latch)
+                p[1].add_incoming(n[1], latch)
+            else:
+                p.add_incoming(n, latch)
+
+
+def _into(ctx, rep, t, ptr):
+    if isinstance(rep, Tile):
+        rep.materialize_into(ctx, ptr)
+    else:   # a scalar yielded for a tile slot cannot happen (types match); be safe
+        raise LoweringError("scalar value yielded for a tile")
+
+
+@RULES.register(ops.ForOp)
+def _for(ctx, op):
+    b = ctx.b
+    lb, ub, step = ctx.get(op.lb), ctx.get(op.ub), ctx.get(op.step)
+    signed = op.lb.type.element.kind == "int"
+    types = [v.type for v in op.inits]
+    carried = _Carried(ctx, types, op.inits)
+    pre = b.block
+    head, body, done = ctx.em.new_block("for.head"), ctx.em.new_block("for.body"), ctx.em.new_block("for.done")
+    b.branch(head)
+    b.position_at_end(head)
+    iv = b.phi(lb.type)
+    iv.add_incoming(lb, pre)
+    carried.make_phis(pre)
+    cmp = b.icmp_signed if signed else b.icmp_unsigned
+    if isinstance(step, ir.Constant):
+        cond = cmp("<", iv, ub) if step.constant > 0 or not signed else cmp(">", iv, ub)
+    else:
+        pos = b.icmp_signed(">", step, ir.Constant(step.type, 0))
+        cond = b.select(pos, cmp("<", iv, ub), cmp(">", iv, ub))
+    b.cbranch(cond, body, done)
+    b.position_at_end(body)
+    blk = op.body
+    ctx.set(blk.args[0], iv)
+    for a, r in zip(blk.args[1:], carried.reps()):
+        ctx.set(a, r)
+    term = _lower_body(ctx, blk)
+    nexts = carried.yield_values(term.values if term is not None else [])
+    nxt = b.add(iv, step)
+    latch = b.block
+    iv.add_incoming(nxt, latch)
+    carried.add_latch(nexts, latch)
+    b.branch(head)
+    b.position_at_end(done)
+    for r, rep in zip(op.results, carried.reps()):
+        ctx.set(r, rep)
+
+
+@RULES.register(ops.IfOp)
+def _if(ctx, op):
+    b = ctx.b
+    cond = ctx.get(op.cond)
+    types = [r.type for r in op.results]
+    bufs = [None if t.is_scalar else ctx.alloca(storage_type(t.element), t.numel) for t in types]
+    then_bb, else_bb, merge = (ctx.em.new_block(n) for n in ("if.then", "if.else", "if.end"))
+    b.cbranch(cond, then_bb, else_bb)
+    incoming = []
+    for region, bb in zip(op.regions, (then_bb, else_bb)):
+        b.position_at_end(bb)
+        vals = []
+        if region.blocks and region.blocks[0].ops:
+            term = _lower_body(ctx, region.blocks[0])
+            vals = list(term.values) if term is not None else []
+        scal = []
+        for t, buf, v in zip(types, bufs, vals):
+            if buf is None:
+                scal.append(ctx.get(v))
+            else:
+                _into(ctx, ctx.get(v), t, buf)
+        incoming.append((scal, b.block))
+        b.branch(merge)
+    b.position_at_end(merge)
+    si = 0
+    for k, (t, buf) in enumerate(zip(types, bufs)):
+        if buf is None:
+            phi = b.phi(value_type(t.element))
+            for scal, blk in incoming:
+                phi.add_incoming(scal[si], blk)
+            si += 1
+            ctx.set(op.results[k], phi)
+        else:
+            ctx.set(op.results[k], BufTile(t.shape, t.element, buf))
+
+
+@RULES.register(ops.WhileOp)
+def _while(ctx, op):
+    b = ctx.b
+    before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+    types = [v.type for v in op.inits]
+    carried = _Carried(ctx, types, op.inits)
+    rtypes = [r.type for r in op.results]
+    fwd = [None if t.is_scalar else ctx.alloca(storage_type(t.element), t.numel) for t in rtypes]
+    pre = b.block
+    head, body, done = ctx.em.new_block("while.head"), ctx.em.new_block("while.body"), ctx.em.new_block("while.done")
+    b.branch(head)
+    b.position_at_end(head)
+    carried.make_phis(pre)
+    for a, r in zip(before.args, carried.reps()):
+        ctx.set(a, r)
+    cterm = _lower_body(ctx, before)
+    cond = ctx.get(cterm.cond)
+    fwd_reps = []
+    for t, buf, v in zip(rtypes, fwd, cterm.values):
+        if buf is None:
+            fwd_reps.append(ctx.get(v))
+        else:
+            _into(ctx, ctx.get(v), t, buf)
+            fwd_reps.append(BufTile(t.shape, t.element, buf))
+    b.cbranch(cond, body, done)
+    b.position_at_end(body)
+    for a, r in zip(after.args, fwd_reps):
+        ctx.set(a, r)
+    term = _lower_body(ctx, after)
+    nexts = carried.yield_values(term.values if term is not None else [])
+    carried.add_latch(nexts, b.block)
+    b.branch(head)
+    b.position_at_end(done)
+    for r, rep in zip(op.results, fwd_reps):
+        ctx.set(r, rep)
+
+
+@RULES.register(ops.YieldOp, ops.ConditionOp)
+def _stray_terminator(ctx, op):
+    raise LoweringError(f"{op.loc}: {op.name} outside its region op")
+
+
+@RULES.register(ops.ReturnOp)
+def _return(ctx, op):
+    ctx.b.ret(ir.Constant(I32, 0))
+    ctx.em.b.position_at_end(ctx.em.new_block("after.ret"))
+
+
+# --------------------------------------------------------------------------
+# assert / print
+# --------------------------------------------------------------------------
+@RULES.register(ops.DeviceAssertOp)
+def _assert(ctx, op):
+    b = ctx.b
+    ctx.asserts.append(op)
+    code = len(ctx.asserts)
+    cond = ctx.get(op.cond)
+    if isinstance(cond, Tile):
+        slot = ctx.alloca(I1)
+        b.store(ir.Constant(I1, 1), slot)
+        ctx.loop_nest(cond.shape, lambda idx: b.store(b.and_(b.load(slot), cond.elem(ctx, idx)), slot))
+        cond = b.load(slot)
+    with b.if_then(b.not_(cond), likely=False):
+        b.ret(ir.Constant(I32, code))
+
+
+def _printf(ctx):
+    fn = ctx.module.globals.get("printf")
+    if fn is None:
+        fn = ir.Function(ctx.module, ir.FunctionType(I32, [PTR], var_arg=True), name="printf")
+    return fn
+
+
+def _cstring(ctx, text):
+    data = bytearray(text.encode() + b"\0")
+    ty = ir.ArrayType(ir.IntType(8), len(data))
+    g = ir.GlobalVariable(ctx.module, ty, name=ctx.module.get_unique_name("fmt"))
+    g.global_constant = True
+    g.linkage = "internal"
+    g.initializer = ir.Constant(ty, data)
+    return g
+
+
+def _print_arg(b, v, dt):
+    if dt.kind == "float":
+        if dt.name == "bf16":
+            v = bf16_to_f32(b, v)
+        return ("%f", b.fpext(v, F64) if v.type != F64 else v)
+    if dt.is_ptr():
+        return ("%p", v)
+    if dt.kind == "int":
+        return ("%lld", b.sext(v, I64) if v.type.width < 64 else v)
+    return ("%llu", b.zext(v, I64) if v.type.width < 64 else v)
+
+
+@RULES.register(ops.DevicePrintOp)
+def _print(ctx, op):
+    b = ctx.b
+    printf = _printf(ctx)
+    pids = [b.sext(p, I64) for p in ctx.pid]
+    for v in op.args:
+        rep, dt = ctx.get(v), v.type.element
+        if not isinstance(rep, Tile):
+            spec, val = _print_arg(b, rep, dt)
+            fmt = _cstring(ctx, f"pid ({'%lld, %lld, %lld'}) {op.prefix}{spec}\n")
+            b.call(printf, [fmt] + pids + [val])
+            continue
+
+        def body(idx, rep=rep, dt=dt):
+            spec, val = _print_arg(b, rep.elem(ctx, idx), dt)
+            fmt = _cstring(ctx, "pid (%lld, %lld, %lld) idx (" + ", ".join(["%lld"] * len(idx))
+                           + f") {op.prefix}{spec}\n")
+            b.call(printf, [fmt] + pids + list(idx) + [val])
+        ctx.loop_nest(rep.shape, body)

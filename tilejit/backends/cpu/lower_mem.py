@@ -1,0 +1,103 @@
+"""``tt.load`` / ``tt.store`` lowering for the CPU backend.
+
+Default access shape: one scalar access per lane inside the consumer's loop, a
+masked-off lane branching around its access (so it never touches memory), which
+LLVM's loop vectorizer if-converts into masked vector loads/stores or gathers.
+
+``access_width(ctx, op)`` is the plug-in point for analysis-driven vector
+accesses (contiguity/divisibility facts from ``tilejit.analysis``): it returns the
+number of consecutive lanes one access may cover.  It returns 1 today.
+"""
+from __future__ import annotations
+
+from ...ir import ops
+from ..llvm.types import from_storage, storage_type, to_storage, zero_of, value_type
+from .lower import RULES, elem_of
+from .tiles import COST_LOAD, LazyTile, Tile
+
+
+def access_width(ctx, op) -> int:
+    """Consecutive lanes one access of ``op`` may cover (1: per-lane accesses)."""
+    return 1
+
+
+def _align(dt) -> int:
+    return max(1, dt.itemsize)
+
+
+def emit_masked_load(ctx, p, m, other, dt):
+    """Load element type ``dt`` at ``p`` when ``m`` (i1 or None); else ``other``."""
+    b = ctx.b
+    sty = storage_type(dt)
+    if m is None:
+        ld = b.load(p, typ=sty)
+        ld.align = _align(dt)
+        return from_storage(b, ld, dt)
+    if other is None:
+        other = zero_of(value_type(dt))
+    pre = b.block
+    then = ctx.em.new_block("ld.then")
+    merge = ctx.em.new_block("ld.merge")
+    b.cbranch(m, then, merge)
+    b.position_at_end(then)
+    ld = b.load(p, typ=sty)
+    ld.align = _align(dt)
+    v = from_storage(b, ld, dt)
+    then_end = b.block
+    b.branch(merge)
+    b.position_at_end(merge)
+    phi = b.phi(v.type)
+    phi.add_incoming(v, then_end)
+    phi.add_incoming(other, pre)
+    return phi
+
+
+def emit_masked_store(ctx, p, v, m, dt):
+    b = ctx.b
+    sv = to_storage(b, v, dt)
+    if m is None:
+        st = b.store(sv, p)
+        st.align = _align(dt)
+        return
+    with b.if_then(m):
+        st = b.store(sv, p)
+        st.align = _align(dt)
+
+
+@RULES.register(ops.LoadOp)
+def _load(ctx, op):
+    dt = op.result.type.element
+    ptr = ctx.get(op.ptr)
+    mask = ctx.get(op.mask) if op.mask is not None else None
+    other = ctx.get(op.other) if op.other is not None else None
+    if op.result.type.is_scalar:
+        ctx.set(op.result, emit_masked_load(ctx, ptr, mask, other, dt))
+        return
+    assert access_width(ctx, op) == 1
+
+    def fn(c, idx):
+        p = elem_of(c, ptr, idx)
+        m = elem_of(c, mask, idx) if mask is not None else None
+        o = elem_of(c, other, idx) if other is not None else None
+        return emit_masked_load(c, p, m, o, dt)
+    cost = COST_LOAD + sum(r.cost for r in (ptr, mask, other) if isinstance(r, Tile))
+    ctx.define(op, LazyTile(op.result.type.shape, dt, fn, cost))
+
+
+@RULES.register(ops.StoreOp)
+def _store(ctx, op):
+    dt = op.value.type.element
+    ptr = ctx.get(op.ptr)
+    val = ctx.get(op.value)
+    mask = ctx.get(op.mask) if op.mask is not None else None
+    if op.ptr.type.is_scalar:
+        emit_masked_store(ctx, ptr, val, mask, dt)
+        return
+    assert access_width(ctx, op) == 1
+
+    def body(idx):
+        p = elem_of(ctx, ptr, idx)
+        v = elem_of(ctx, val, idx)
+        m = elem_of(ctx, mask, idx) if mask is not None else None
+        emit_masked_store(ctx, p, v, m, dt)
+    ctx.loop_nest(op.ptr.type.shape, body)

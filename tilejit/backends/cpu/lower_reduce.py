@@ -1,0 +1,93 @@
+"""``tt.reduce`` lowering: one loop nest over the source (fused with its producers),
+accumulating into a per-program buffer (or a stack slot for a scalar result) that
+LLVM promotes to registers; float sums are marked reassociable so they vectorize."""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...ir import ops
+from ...ir.types import int32
+from ..llvm.scalar import apply_binary
+from ..llvm.types import I32, I64, constant, from_storage, storage_type, to_storage
+from .lower import RULES, LoweringError
+from .tiles import BufTile, Tile, linear_index, strides_of
+
+_FAST = ("reassoc", "nsz", "contract")
+
+
+def identity(kind, dt):
+    if kind in ("sum", "xor_sum"):
+        return constant(dt, 0)
+    big = kind in ("min", "argmin")
+    if dt.kind == "float":
+        return constant(dt, float("inf") if big else float("-inf"))
+    if dt.kind == "bool":
+        return constant(dt, 1 if big else 0)
+    lo, hi = ((0, (1 << dt.bits) - 1) if dt.kind == "uint" else
+              (-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1))
+    return constant(dt, hi if big else lo)
+
+
+def combine(b, kind, acc, v, dt):
+    if kind == "sum":
+        if dt.kind == "float" and dt.name != "bf16":
+            return b.fadd(acc, v, flags=_FAST)
+        return apply_binary(b, ops.AddOp, acc, v, dt) if dt.kind != "bool" else b.xor(acc, v)
+    if kind == "xor_sum":
+        return b.xor(acc, v)
+    cls = ops.MaxOp if kind == "max" else ops.MinOp
+    if dt.kind == "bool":
+        return b.or_(acc, v) if kind == "max" else b.and_(acc, v)
+    return apply_binary(b, cls, acc, v, dt)
+
+
+def _better(b, kind, v, best, dt):
+    pred = ">" if kind == "argmax" else "<"
+    if dt.kind == "float":
+        return b.fcmp_ordered(pred, v, best)
+    if dt.kind == "int":
+        return b.icmp_signed(pred, v, best)
+    return b.icmp_unsigned(pred, v, best)
+
+
+@RULES.register(ops.ReduceOp)
+def _reduce(ctx, op):
+    src = ctx.get(op.src)
+    if not isinstance(src, Tile):
+        raise LoweringError(f"{op.loc}: tt.reduce of a scalar")
+    dt, kind, axis = op.src.type.element, op.kind, op.axis
+    out_shape = op.result.type.shape
+    n_out = max(1, op.result.type.numel)
+    sty = storage_type(dt)
+    acc = ctx.alloca(sty, n_out)
+    arg = kind in ("argmax", "argmin")
+    accs = [(acc, dt, identity(kind, dt))]
+    if arg:
+        accs.append((ctx.alloca(I32, n_out), int32, ir.Constant(I32, 0)))
+    for ptr, adt, init in accs:
+        stored = to_storage(ctx.b, init, adt)
+        ctx.em.counted_loop(ir.Constant(I64, 0), ir.Constant(I64, n_out), name="rinit",
+                            body=lambda i, ptr=ptr, stored=stored, adt=adt:
+                            ctx.b.store(stored, ctx.b.gep(ptr, [i], source_etype=storage_type(adt))))
+    ostrides = strides_of(out_shape)
+
+    def body(idx):
+        b = ctx.b
+        v = src.elem(ctx, idx)
+        oidx = tuple(idx[:axis]) + tuple(idx[axis + 1:])
+        lin = linear_index(ctx, oidx, ostrides)
+        p = b.gep(acc, [lin], source_etype=sty)
+        cur = from_storage(b, b.load(p), dt)
+        if not arg:
+            b.store(to_storage(b, combine(b, kind, cur, v, dt), dt), p)
+            return
+        pi = b.gep(accs[1][0], [lin], source_etype=I32)
+        better = _better(b, kind, v, cur, dt)
+        b.store(to_storage(b, b.select(better, v, cur), dt), p)
+        b.store(b.select(better, b.trunc(idx[axis], I32), b.load(pi)), pi)
+    ctx.loop_nest(op.src.type.shape, body)
+    res_ptr, res_dt = (accs[1][0], int32) if arg else (acc, dt)
+    if op.result.type.is_scalar:
+        ctx.set(op.result, from_storage(ctx.b, ctx.b.load(res_ptr), res_dt))
+    else:
+        ctx.set(op.result, BufTile(out_shape, res_dt, res_ptr))

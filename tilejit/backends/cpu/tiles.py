@@ -1,0 +1,120 @@
+"""Tile values inside one program of the CPU backend.
+
+A scalar IR value is an LLVM SSA value.  A tile is a :class:`Tile`:
+
+* :class:`BufTile` — materialized in a per-program buffer (row-major, storage type);
+* :class:`LazyTile` — an element generator ``fn(ctx, idx)`` evaluated inside the
+  loop of whichever consumer forces it, so chains of elementwise and shape ops are
+  fused into that consumer's loop with no block-sized temporary in between.
+
+``idx`` is a tuple of i64 LLVM values, one per dimension of the tile's shape.
+``ctx.loop_nest(shape, body)`` emits nested counted loops (innermost over the last,
+contiguous dimension, so LLVM's loop vectorizer sees unit-stride buffers).
+Within one loop body, generated elements are memoised per (tile, idx) so shared
+subexpressions are emitted once.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...backends.llvm.types import I64, from_storage, storage_type, to_storage
+
+COST_ARITH, COST_MATH, COST_LOAD = 1, 20, 100
+MATERIALIZE_COST = 20
+
+
+def strides_of(shape) -> list[int]:
+    out, s = [], 1
+    for d in reversed(shape):
+        out.append(s)
+        s *= d
+    return list(reversed(out))
+
+
+class Tile:
+    """A tile of ``shape`` with element type ``dtype`` (an ir DType/PointerType)."""
+
+    cost = 0
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def elem(self, ctx, idx):
+        """LLVM value of the element at ``idx`` (memoised within the current loop body)."""
+        key = (id(self), tuple(id(i) for i in idx))
+        cache = ctx.elem_cache
+        hit = cache.get(key)
+        if hit is not None:
+            return hit[0]
+        v = self._elem(ctx, idx)
+        cache[key] = (v, self, idx)          # keep objects alive so ids stay unique
+        return v
+
+    def _elem(self, ctx, idx):
+        raise NotImplementedError
+
+    def materialize_into(self, ctx, ptr) -> None:
+        """Write every element into the row-major buffer ``ptr``."""
+        sty = storage_type(self.dtype)
+        strides = strides_of(self.shape)
+
+        def body(idx):
+            v = to_storage(ctx.b, self.elem(ctx, idx), self.dtype)
+            ctx.b.store(v, ctx.b.gep(ptr, [linear_index(ctx, idx, strides)], source_etype=sty))
+        ctx.loop_nest(self.shape, body)
+
+
+class BufTile(Tile):
+    """A tile stored row-major in ``ptr`` (storage type of its dtype)."""
+
+    def __init__(self, shape, dtype, ptr):
+        super().__init__(shape, dtype)
+        self.ptr = ptr
+        self.strides = strides_of(self.shape)
+
+    def _elem(self, ctx, idx):
+        sty = storage_type(self.dtype)
+        p = ctx.b.gep(self.ptr, [linear_index(ctx, idx, self.strides)], source_etype=sty)
+        return from_storage(ctx.b, ctx.b.load(p), self.dtype)
+
+    def elem_linear(self, ctx, lin):
+        sty = storage_type(self.dtype)
+        return from_storage(ctx.b, ctx.b.load(ctx.b.gep(self.ptr, [lin], source_etype=sty)), self.dtype)
+
+
+class LazyTile(Tile):
+    """A tile computed element by element by ``fn(ctx, idx)`` where it is consumed."""
+
+    def __init__(self, shape, dtype, fn, cost=COST_ARITH):
+        super().__init__(shape, dtype)
+        self.fn = fn
+        self.cost = cost
+
+    def _elem(self, ctx, idx):
+        return self.fn(ctx, idx)
+
+
+def linear_index(ctx, idx, strides):
+    b = ctx.b
+    lin = None
+    for i, s in zip(idx, strides):
+        term = i if s == 1 else b.mul(i, ir.Constant(I64, s), flags=("nsw", "nuw"))
+        lin = term if lin is None else b.add(lin, term, flags=("nsw", "nuw"))
+    return lin if lin is not None else ir.Constant(I64, 0)
+
+
+def materialize(ctx, tile: Tile) -> BufTile:
+    """A BufTile holding ``tile`` (the tile itself when already buffered)."""
+    if isinstance(tile, BufTile):
+        return tile
+    ptr = ctx.alloca(storage_type(tile.dtype), tile.numel)
+    tile.materialize_into(ctx, ptr)
+    return BufTile(tile.shape, tile.dtype, ptr)

@@ -1,0 +1,94 @@
+"""LLVM binding helpers shared by the LLVM-based backends.
+
+Target machines, the O3 new-pass-manager pipeline, assembly emission and the
+MCJIT engine.  Nothing here knows about the tile IR.
+"""
+from __future__ import annotations
+
+import threading
+
+import llvmlite.binding as llvm
+
+_lock = threading.Lock()
+_initialized = set()
+
+
+def _init_native():
+    with _lock:
+        if "native" not in _initialized:
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            _initialized.add("native")
+
+
+def init_all_targets():
+    with _lock:
+        if "all" not in _initialized:
+            llvm.initialize_all_targets()
+            llvm.initialize_all_asmprinters()
+            _initialized.add("all")
+
+
+_HOST = None
+
+
+def host_target_machine():
+    """A (cached) target machine for this host's CPU with its detected features."""
+    global _HOST
+    if _HOST is None:
+        _init_native()
+        target = llvm.Target.from_default_triple()
+        features = llvm.get_host_cpu_features().flatten()
+        _HOST = target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=features,
+                                             opt=3, codemodel="jitdefault", jit=True)
+    return _HOST
+
+
+def target_machine(triple: str, cpu: str = "", features: str = "", opt: int = 3):
+    """A target machine for ``triple`` (e.g. 'nvptx64-nvidia-cuda')."""
+    init_all_targets()
+    target = llvm.Target.from_triple(triple)
+    return target.create_target_machine(cpu=cpu, features=features, opt=opt)
+
+
+def parse_module(llvm_ir: str, tm=None):
+    """Parse and verify LLVM IR text (made by llvmlite.ir) for target machine ``tm``."""
+    mod = llvm.parse_assembly(llvm_ir)
+    if tm is not None:
+        mod.triple = tm.triple
+        mod.data_layout = str(tm.target_data)
+    mod.verify()
+    return mod
+
+
+def optimize(mod, tm, speed_level: int = 3) -> None:
+    """Run LLVM's default O<speed_level> pipeline (new pass manager) over ``mod``."""
+    pto = llvm.PipelineTuningOptions(speed_level=speed_level)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
+    pto.loop_unrolling = True
+    pto.loop_interleaving = True
+    pb = llvm.create_pass_builder(tm, pto)
+    mpm = pb.getModulePassManager()
+    mpm.run(mod, pb)
+
+
+def emit_assembly(mod, tm) -> str:
+    return tm.emit_assembly(mod)
+
+
+def create_engine(mod, tm):
+    """An MCJIT engine owning ``mod``; functions are looked up by name."""
+    engine = llvm.create_mcjit_compiler(mod, tm)
+    engine.finalize_object()
+    engine.run_static_constructors()
+    return engine
+
+
+def data_layout_of(tm) -> str:
+    return str(tm.target_data)
+
+
+def host_triple() -> str:
+    _init_native()
+    return llvm.get_process_triple()
