@@ -1,0 +1,155 @@
+"""``python -m tilejit``: demo, run, dump, cache, bench.
+
+    python -m tilejit demo [...]                 the guided demo (tilejit/demo.py)
+    python -m tilejit run script.py [args...]    run a Triton script on tilejit
+    python -m tilejit dump FILE KERNEL -s '*fp32,*fp32,i32' -c BLOCK=1024 --stage llir
+    python -m tilejit cache info|clear
+    python -m tilejit bench [script.py [args...]]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def _cmd_demo(args) -> int:
+    try:
+        from tilejit.demo import main
+    except ImportError as e:
+        print(f"tilejit demo is not available: {e}", file=sys.stderr)
+        return 1
+    return main(args.rest) or 0
+
+
+def run_script(path: str, argv: list[str]) -> int:
+    """Run ``path`` as ``__main__`` with ``triton`` (and ``torchinductor``) aliased."""
+    import runpy
+    from tilejit.compat import (UnsupportedTritonFeature, UnsupportedTritonModule,
+                                install_inductor_alias, install_triton_alias)
+    install_triton_alias()
+    install_inductor_alias()
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv = [path] + list(argv)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except (UnsupportedTritonFeature, UnsupportedTritonModule) as e:
+        print(f"tilejit: unsupported Triton feature in {path}: {e}", file=sys.stderr)
+        return 2
+    except SystemExit as e:
+        code = e.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    return 0
+
+
+def _cmd_run(args) -> int:
+    if not os.path.exists(args.script):
+        print(f"tilejit run: no such file: {args.script}", file=sys.stderr)
+        return 2
+    return run_script(args.script, args.args)
+
+
+def _cmd_cache(args) -> int:
+    from tilejit.runtime.cache import get_cache
+    c = get_cache(args.dir)
+    if args.action == "info":
+        info = c.info()
+        where = info["dir"] or "(memory)"
+        print(f"tilejit cache: {where}")
+        print(f"  {info['entries']} entries, {info['bytes']} bytes")
+        for ns, v in sorted(info["namespaces"].items()):
+            print(f"  {ns}: {v['entries']} entries, {v['bytes']} bytes")
+    else:
+        n = c.clear()
+        print(f"tilejit cache: removed {n} entries from {c.dir}")
+    return 0
+
+
+def _cmd_dump(args) -> int:
+    from tilejit.compat.dump import dump_stages
+    try:
+        stages = dump_stages(args.file, args.kernel, args.signature, args.constexpr,
+                             target=args.target, spec=args.spec)
+    except Exception as e:  # the message is the interface here; no traceback
+        print(f"tilejit dump: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    if args.stage in (None, "list"):
+        print("stages:", " ".join(stages))
+        return 0
+    names = list(stages) if args.stage == "all" else [args.stage]
+    for name in names:
+        if name not in stages:
+            print(f"tilejit dump: no stage {name!r}; stages: {' '.join(stages)}", file=sys.stderr)
+            return 1
+        if len(names) > 1:
+            print(f"// ----- {name} -----")
+        print(stages[name].rstrip("\n"))
+    return 0
+
+
+def _cmd_bench(args) -> int:
+    if args.script:
+        return run_script(args.script, args.args)
+    from tilejit.compat.quickbench import main
+    return main()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tilejit",
+                                description="tilejit: a compiler for Triton-language kernels.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    d = sub.add_parser("demo", help="the guided demo", description="Run tilejit's demo.")
+    d.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the demo")
+    d.set_defaults(func=_cmd_demo)
+    r = sub.add_parser("run", help="run a Triton script on tilejit",
+                       description="Run SCRIPT with `triton`, `triton.language`, `triton.testing` "
+                       "(and `torchinductor`) resolved to tilejit. Unsupported Triton features "
+                       "fail with a message naming them (exit status 2).")
+    r.add_argument("script")
+    r.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    r.set_defaults(func=_cmd_run)
+    u = sub.add_parser("dump", help="print a compilation stage of a kernel",
+                       description="Compile KERNEL from FILE for a signature and target and print "
+                       "one stage: the tile IR, each pass, analysis facts, LLVM IR, assembly, PTX. "
+                       "--stage list shows the stages, --stage all prints every one.")
+    u.add_argument("file")
+    u.add_argument("kernel")
+    u.add_argument("-s", "--signature", required=True,
+                   help="argument types in order or by name: '*fp32,*fp32,i32' or 'x=*fp32,n=i32'")
+    u.add_argument("-c", "--constexpr", action="append", default=[], metavar="NAME=VALUE",
+                   help="a constexpr value (repeatable)")
+    u.add_argument("--spec", action="append", default=[], metavar="NAME=DIV[:1]",
+                   help="specialization of an argument: divisibility, ':1' for equal to 1")
+    u.add_argument("-t", "--target", default="cpu", choices=("cpu", "cuda", "interpreter"))
+    u.add_argument("--stage", default="list", help="stage name, 'list' or 'all'")
+    u.set_defaults(func=_cmd_dump)
+    c = sub.add_parser("cache", help="show or clear the disk cache",
+                       description="Inspect (info) or empty (clear) the compiled-kernel cache "
+                       "(TILEJIT_CACHE_DIR or ~/.cache/tilejit).")
+    c.add_argument("action", choices=("info", "clear"))
+    c.add_argument("--dir", default=None, help="cache directory (default: the configured one)")
+    c.set_defaults(func=_cmd_cache)
+    b = sub.add_parser("bench", help="run a benchmark script, or a quick built-in benchmark",
+                       description="With SCRIPT, run it like `run` (Triton benchmark scripts "
+                       "using triton.testing work unchanged); without, time a vector add on "
+                       "the selected backend against numpy.")
+    b.add_argument("script", nargs="?")
+    b.add_argument("args", nargs=argparse.REMAINDER)
+    b.set_defaults(func=_cmd_bench)
+    return p
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 1
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
