@@ -42,3 +42,33 @@ def test_vector_add_threads_and_compile_cache():
     out = np.zeros(n, np.float32)
     k1.launch((38, 1, 1), LaunchArgs([addr(x), addr(x), addr(out), n]), num_threads=2)
     np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_row_softmax():
+    from tilejit.backends.cpu.irgen import softmax_rows
+    k = compile_(softmax_rows(128))
+    rows, n = 5, 100
+    x = np.random.default_rng(1).standard_normal((rows, n)).astype(np.float32) * 10
+    out = np.zeros_like(x)
+    k.launch((rows, 1, 1), LaunchArgs([addr(x), addr(out), n]))
+    x64 = x.astype(np.float64)
+    ref = np.exp(x64 - x64.max(1, keepdims=True))
+    ref /= ref.sum(1, keepdims=True)
+    np.testing.assert_allclose(out, ref, rtol=2e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("in_dt", ["fp32", "fp16"])
+def test_matmul_dot(in_dt):
+    from tilejit.backends.cpu.irgen import matmul
+    from tilejit.ir.types import dtype_from_name
+    dt = dtype_from_name(in_dt)
+    M, N, K = 64, 96, 48
+    k = compile_(matmul(32, 32, 16, dt, float32))
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((M, K)).astype(dt.to_numpy())
+    b = rng.standard_normal((K, N)).astype(dt.to_numpy())
+    c = np.zeros((M, N), np.float32)
+    k.launch((M // 32, N // 32, 1), LaunchArgs([addr(a), addr(b), addr(c), M, N, K]))
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-4)
+    assert "fma" in k.asm["asm"]

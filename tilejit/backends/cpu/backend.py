@@ -124,7 +124,7 @@ class CPUBackend(Backend):
         mod = binding.parse_module(llir, tm)
         binding.optimize(mod, tm)
         llir_opt = str(mod)
-        engine = binding.create_engine(mod, tm)
+        engine = binding.create_engine(mod)
         addr = engine.get_function_address(CHUNK)
         kernel = CPUKernel(func, engine, addr, asserts, llir, llir_opt, options.num_threads)
         if options.dump_dir:

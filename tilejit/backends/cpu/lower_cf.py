@@ -222,8 +222,8 @@ def _assert(ctx, op):
     if isinstance(cond, Tile):
         slot = ctx.alloca(I1)
         b.store(ir.Constant(I1, 1), slot)
-        ctx.loop_nest(cond.shape, lambda idx: b.store(b.and_(b.load(slot), cond.elem(ctx, idx)), slot))
-        cond = b.load(slot)
+        ctx.loop_nest(cond.shape, lambda idx: b.store(b.and_(b.load(slot, typ=I1), cond.elem(ctx, idx)), slot))
+        cond = b.load(slot, typ=I1)
     with b.if_then(b.not_(cond), likely=False):
         b.ret(ir.Constant(I32, code))
 

@@ -167,11 +167,11 @@ def _int_kernel(ctx, d: DotTile, out_ptr):
         b.store(acc0, slot)
 
         def kbody(k):
-            a = b.load(b.gep(d.a.ptr, [b.add(b.mul(i, ir.Constant(I64, K)), k)], source_etype=cty))
-            x = b.load(b.gep(d.b.ptr, [b.add(b.mul(k, ir.Constant(I64, N)), j)], source_etype=cty))
-            b.store(b.add(b.load(slot), b.mul(a, x)), slot)
+            a = b.load(b.gep(d.a.ptr, [b.add(b.mul(i, ir.Constant(I64, K)), k)], source_etype=cty), typ=cty)
+            x = b.load(b.gep(d.b.ptr, [b.add(b.mul(k, ir.Constant(I64, N)), j)], source_etype=cty), typ=cty)
+            b.store(b.add(b.load(slot, typ=cty), b.mul(a, x)), slot)
         ctx.em.counted_loop(ir.Constant(I64, 0), ir.Constant(I64, K), name="k", body=kbody)
-        res = lower_cast(b, b.load(slot), d.cdt, d.dtype)
+        res = lower_cast(b, b.load(slot, typ=cty), d.cdt, d.dtype)
         b.store(to_storage(b, res, d.dtype), b.gep(out_ptr, [linear_index(ctx, idx, strides)], source_etype=sty))
     ctx.loop_nest((M, N), body)
 

@@ -77,17 +77,17 @@ def _reduce(ctx, op):
         oidx = tuple(idx[:axis]) + tuple(idx[axis + 1:])
         lin = linear_index(ctx, oidx, ostrides)
         p = b.gep(acc, [lin], source_etype=sty)
-        cur = from_storage(b, b.load(p), dt)
+        cur = from_storage(b, b.load(p, typ=sty), dt)
         if not arg:
             b.store(to_storage(b, combine(b, kind, cur, v, dt), dt), p)
             return
         pi = b.gep(accs[1][0], [lin], source_etype=I32)
         better = _better(b, kind, v, cur, dt)
         b.store(to_storage(b, b.select(better, v, cur), dt), p)
-        b.store(b.select(better, b.trunc(idx[axis], I32), b.load(pi)), pi)
+        b.store(b.select(better, b.trunc(idx[axis], I32), b.load(pi, typ=I32)), pi)
     ctx.loop_nest(op.src.type.shape, body)
     res_ptr, res_dt = (accs[1][0], int32) if arg else (acc, dt)
     if op.result.type.is_scalar:
-        ctx.set(op.result, from_storage(ctx.b, ctx.b.load(res_ptr), res_dt))
+        ctx.set(op.result, from_storage(ctx.b, ctx.b.load(res_ptr, typ=storage_type(res_dt)), res_dt))
     else:
         ctx.set(op.result, BufTile(out_shape, res_dt, res_ptr))

@@ -83,11 +83,11 @@ class BufTile(Tile):
     def _elem(self, ctx, idx):
         sty = storage_type(self.dtype)
         p = ctx.b.gep(self.ptr, [linear_index(ctx, idx, self.strides)], source_etype=sty)
-        return from_storage(ctx.b, ctx.b.load(p), self.dtype)
+        return from_storage(ctx.b, ctx.b.load(p, typ=sty), self.dtype)
 
     def elem_linear(self, ctx, lin):
         sty = storage_type(self.dtype)
-        return from_storage(ctx.b, ctx.b.load(ctx.b.gep(self.ptr, [lin], source_etype=sty)), self.dtype)
+        return from_storage(ctx.b, ctx.b.load(ctx.b.gep(self.ptr, [lin], source_etype=sty), typ=sty), self.dtype)
 
 
 class LazyTile(Tile):

@@ -32,15 +32,21 @@ def init_all_targets():
 _HOST = None
 
 
+def new_host_target_machine():
+    """A fresh target machine for this host's CPU with its detected features
+    (an MCJIT engine takes ownership of the one it is given)."""
+    _init_native()
+    target = llvm.Target.from_default_triple()
+    features = llvm.get_host_cpu_features().flatten()
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=features,
+                                        opt=3, codemodel="jitdefault", jit=True)
+
+
 def host_target_machine():
-    """A (cached) target machine for this host's CPU with its detected features."""
+    """A shared target machine for the host (never hand it to an engine)."""
     global _HOST
     if _HOST is None:
-        _init_native()
-        target = llvm.Target.from_default_triple()
-        features = llvm.get_host_cpu_features().flatten()
-        _HOST = target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=features,
-                                             opt=3, codemodel="jitdefault", jit=True)
+        _HOST = new_host_target_machine()
     return _HOST
 
 
@@ -77,9 +83,9 @@ def emit_assembly(mod, tm) -> str:
     return tm.emit_assembly(mod)
 
 
-def create_engine(mod, tm):
-    """An MCJIT engine owning ``mod``; functions are looked up by name."""
-    engine = llvm.create_mcjit_compiler(mod, tm)
+def create_engine(mod, tm=None):
+    """An MCJIT engine owning ``mod`` and its own host target machine."""
+    engine = llvm.create_mcjit_compiler(mod, tm or new_host_target_machine())
     engine.finalize_object()
     engine.run_static_constructors()
     return engine
