@@ -24,17 +24,34 @@ def _dead(op: Op, counts: dict) -> bool:
     return all(counts.get(id(r), 0) == 0 for r in op.results) and not has_side_effects(op)
 
 
+def _carried_value_is_dead(body, i: int, yld: Op) -> bool:
+    """Loop-carried value ``i`` only feeds effect-free ops whose values only reach
+    ``yield`` position ``i`` (so with the result unused, the whole chain is dead)."""
+    slice_ = {id(body.args[1 + i])}
+    for op in body.ops:
+        nested = [v for r in op.regions for inner in r.walk() for v in inner.operands]
+        if any(id(v) in slice_ for v in nested):
+            return False
+        hit = [v for v in op.operands if id(v) in slice_]
+        if not hit:
+            continue
+        if op is yld:
+            if any(id(v) in slice_ for j, v in enumerate(yld.values) if j != i):
+                return False
+        elif op.regions or has_side_effects(op):
+            return False
+        else:
+            slice_.update(id(r) for r in op.results)
+    return True
+
+
 def _prune_for(op: Op, counts: dict) -> None:
     body = op.regions[0].blocks[0]
     yld = body.ops[-1] if body.ops else None
     if not isinstance(yld, ops.YieldOp) or len(yld.values) != len(op.results):
         return
-    keep = []
-    for i, r in enumerate(op.results):
-        arg = body.args[1 + i]
-        self_uses = 1 if yld.values[i] is arg else 0
-        dead = counts.get(id(r), 0) == 0 and counts.get(id(arg), 0) == self_uses
-        keep.append(not dead)
+    keep = [counts.get(id(r), 0) > 0 or not _carried_value_is_dead(body, i, yld)
+            for i, r in enumerate(op.results)]
     if all(keep):
         return
     for i, k in enumerate(keep):
