@@ -32,7 +32,7 @@ def vector_width(lw, op, ptr_value, mask_value, el) -> int:
         return 1
     contig, div = info.contiguity[-1], info.divisibility[-1]
     width = min(lay.vec, contig, max(1, 16 // size))
-    while width > 1 and (div % (width * size) or lay.shape[-1] % width):
+    while width > 1 and (div % (width * size) or lay.shape[-1] % width or contig % width):
         width //= 2
     if width > 1 and mask_value is not None:
         try:
