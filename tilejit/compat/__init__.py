@@ -126,9 +126,11 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         if root not in self.roots:
             return None
         if fullname not in self.table:
+            # no ``name=``: ``from triton.x import y`` must surface this message rather
+            # than Python's generic "cannot import name"
             raise UnsupportedTritonModule(
-                f"tilejit does not support `{fullname}` (missing feature: this {root} module "
-                "has no tilejit counterpart)", name=fullname)
+                f"tilejit does not support `{fullname}` (missing feature: not implemented by "
+                "tilejit)")
         return importlib.machinery.ModuleSpec(fullname, _AliasLoader(self.table[fullname]),
                                               is_package=True)
 
