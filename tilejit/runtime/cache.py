@@ -314,3 +314,59 @@ def compile_key(jitfn, signature, constexprs, specialization, options, target, e
                     {k: repr(v) for k, v in dict(constexprs).items()},
                     dict(specialization or {}), options_key(options), str(target),
                     sys.version_info[:2], extra)
+
+
+# ---------------------------------------------------------------------------
+# the CPU backend's hook: optimized LLVM IR and object code from disk
+# ---------------------------------------------------------------------------
+def _host_cpu_id() -> str:
+    import llvmlite.binding as llvm
+    from ..backends.llvm import binding
+    binding.host_target_machine()            # initialises the native target
+    return f"{llvm.get_process_triple()}:{llvm.get_host_cpu_name()}:" \
+           f"{llvm.get_host_cpu_features().flatten()}"
+
+
+def llvm_key(llir: str, options=None, target: str | None = None) -> str:
+    """Key of an LLVM module: its unoptimized IR text (which embeds the kernel, its
+    callees and its specialization), tilejit's and LLVM's versions, the options and
+    the target (default: this host's triple, CPU name and features)."""
+    import llvmlite
+    from .. import __version__
+    return make_key("tilejit-llvm", __version__, llvmlite.__version__, llir,
+                    options_key(options), target or _host_cpu_id())
+
+
+def cpu_compile_cached(llir: str, tm, options=None, cache=None):
+    """Parse, optimize and JIT ``llir`` for the host, reusing the optimized IR and the
+    object code stored by an earlier process.  Returns ``(engine, llir_opt)``.
+
+    The CPU backend calls this in place of ``parse_module`` + ``optimize`` +
+    ``create_engine``.  A hit skips LLVM's optimisation pipeline and code generation
+    (MCJIT's object cache); entries are checksummed, so a damaged one is rebuilt.
+    """
+    import llvmlite.binding as llvm
+    from ..backends.llvm import binding
+    cache = cache or get_cache()
+    key = llvm_key(llir, options)
+    stored = cache.get(key, namespace="llir-opt")
+    mod = None
+    if stored is not None:
+        try:
+            llir_opt = stored.decode()
+            mod = binding.parse_module(llir_opt, tm)
+        except (RuntimeError, UnicodeDecodeError):   # unreadable: rebuild it
+            cache.delete(key, namespace="llir-opt")
+            mod = None
+    if mod is None:
+        mod = binding.parse_module(llir, tm)
+        binding.optimize(mod, tm)
+        llir_opt = str(mod)
+        cache.put(key, llir_opt.encode(), namespace="llir-opt")
+    obj = cache.get(key, namespace="obj") if stored is not None else None
+    engine = llvm.create_mcjit_compiler(mod, binding.new_host_target_machine())
+    engine.set_object_cache(lambda _m, buf: cache.put(key, bytes(buf), namespace="obj"),
+                            lambda _m: obj)
+    engine.finalize_object()
+    engine.run_static_constructors()
+    return engine, llir_opt
