@@ -1,0 +1,245 @@
+"""tilejit's cuda backend side by side with Triton and torch on one GPU, in one run.
+
+    PYTHONPATH=$PWD python bench/bench_cuda.py [--out bench/results/cuda_h200.json] [--quick]
+
+Kernels are built in tile IR (tests/unit/test_cuda_ptx.py) until the frontend lands.
+Times are medians of triton.testing.do_bench (CUDA events); bandwidth counts each
+input read once and each output written once.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "unit"))
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+from triton.testing import do_bench  # noqa: E402
+
+import test_cuda_ptx as K  # noqa: E402
+from tilejit.backends import LaunchArgs, get_backend  # noqa: E402
+
+
+# ---------------------------------------------------------------- Triton peers
+@triton.jit
+def tr_add(x, y, o, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(o + offs, tl.load(x + offs, m) + tl.load(y + offs, m), m)
+
+
+@triton.jit
+def tr_softmax(x, y, stride, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n
+    v = tl.load(x + row * stride + cols, m, other=-float("inf"))
+    v = v - tl.max(v, 0)
+    e = tl.exp(v)
+    tl.store(y + row * stride + cols, e / tl.sum(e, 0), m)
+
+
+@triton.jit
+def tr_741(in_ptr0, in_ptr1, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    xmask = xindex < xnumel
+    x0 = xindex % 1000
+    x1 = xindex // 1000
+    tmp0 = tl.load(in_ptr0 + xindex, xmask)
+    tmp1 = tl.load(in_ptr1 + xindex, xmask)
+    tl.store(out_ptr0 + x0 + (1000 * tmp0) + (196000 * x1), tmp1, xmask)
+
+
+@triton.jit
+def tr_matmul(a, b, c, M, N, K_, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    om = pm * BM + tl.arange(0, BM)
+    on = pn * BN + tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    ap = a + om[:, None] * K_ + ok[None, :]
+    bp = b + ok[:, None] * N + on[None, :]
+    acc = tl.zeros((BM, BN), tl.float32)
+    for _ in range(0, K_, BK):
+        acc += tl.dot(tl.load(ap), tl.load(bp))
+        ap += BK
+        bp += BK * N
+    tl.store(c + om[:, None] * N + on[None, :], acc)
+
+
+# ---------------------------------------------------------------- tilejit side
+def tj_kernel(func, num_warps=4):
+    func.attrs["num_warps"] = num_warps
+    t0 = time.perf_counter()
+    k = get_backend("cuda").compile(func, None)
+    return k, time.perf_counter() - t0
+
+
+def tj_launcher(kern, grid, *args):
+    vals = [a.data_ptr() if isinstance(a, torch.Tensor) else a for a in args]
+    la = LaunchArgs(vals, [], [a for a in args if isinstance(a, torch.Tensor)])
+    grid = tuple(grid) + (1,) * (3 - len(grid))
+    return lambda: kern.launch(grid, la)
+
+
+def row(name, unit, amount, times, extra=None):
+    r = {"name": name, "unit": unit}
+    for who, ms in times.items():
+        r[f"{who}_ms"] = ms
+        r[f"{who}_{unit}"] = amount / (ms * 1e-3) / 1e12 if ms else None
+    r.update(extra or {})
+    return r
+
+
+def bench_add(n):
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    o1, o2 = torch.empty_like(x), torch.empty_like(x)
+    func = K.add_kernel(1024)
+    func.arguments[3].divisibility = 16
+    kern, _ = tj_kernel(func)
+    f = tj_launcher(kern, (n // 1024,), x, y, o1, n)
+    f()
+    tr_add[(n // 1024,)](x, y, o2, n, BLOCK=1024)
+    assert torch.equal(o1, x + y) and torch.equal(o2, x + y)
+    t = {"tilejit": do_bench(f, return_mode="median"),
+         "triton": do_bench(lambda: tr_add[(n // 1024,)](x, y, o2, n, BLOCK=1024), return_mode="median"),
+         "torch": do_bench(lambda: torch.add(x, y, out=o2), return_mode="median")}
+    return row(f"vector add fp32 n={n}", "TB/s", 12 * n, t)
+
+
+def bench_softmax(M, N):
+    x = torch.randn(M, N, device="cuda")
+    y1, y2 = torch.empty_like(x), torch.empty_like(x)
+    func = K.softmax_kernel(N)
+    func.arguments[3].divisibility = 16
+    kern, _ = tj_kernel(func, 8)
+    f = tj_launcher(kern, (M,), x, y1, N, N)
+    f()
+    ref = torch.softmax(x, 1)
+    err = ((y1 - ref).norm() / ref.norm()).item()
+    assert err < 1e-5, err
+    t = {"tilejit": do_bench(f, return_mode="median"),
+         "triton": do_bench(lambda: tr_softmax[(M,)](x, y2, N, N, BLOCK=N, num_warps=8), return_mode="median"),
+         "torch": do_bench(lambda: torch.softmax(x, 1), return_mode="median")}
+    return row(f"row softmax fp32 {M}x{N}", "TB/s", 8 * M * N, t, {"tilejit_rel_err": err})
+
+
+def bench_741(xnumel):
+    rows = xnumel // 1000
+    in0 = torch.randint(0, 196, (xnumel,), device="cuda", dtype=torch.int64)
+    in1 = torch.randn(xnumel, device="cuda")
+    o1 = torch.zeros(rows * 196000, device="cuda")
+    o2 = torch.zeros_like(o1)
+    kern, _ = tj_kernel(K.k741(1024, reassign=False))
+    grid = (triton.cdiv(xnumel, 1024),)
+    f = tj_launcher(kern, grid, in0, in1, o1, xnumel)
+    f()
+    tr_741[grid](in0, in1, o2, xnumel, XBLOCK=1024)
+    assert torch.equal(o1, o2)
+    t = {"tilejit": do_bench(f, return_mode="median"),
+         "triton": do_bench(lambda: tr_741[grid](in0, in1, o2, xnumel, XBLOCK=1024), return_mode="median")}
+    return row(f"#741 scatter xnumel={xnumel}", "TB/s", 16 * xnumel, t)
+
+
+def bench_matmul(n, BM=64, BN=64, BK=16):
+    a = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    c1 = torch.empty(n, n, device="cuda", dtype=torch.float32)
+    c2 = torch.empty_like(c1)
+    kern, _ = tj_kernel(K.matmul_kernel(BM, BN, BK, "fp16"), 4)
+    grid = (n // BM, n // BN)
+    f = tj_launcher(kern, grid, a, b, c1, n, n, n)
+    f()
+    ref = (a.double() @ b.double())
+    err = ((c1.double() - ref).norm() / ref.norm()).item()
+    assert err < 1e-3, err
+    t = {"tilejit": do_bench(f, warmup=5, rep=50, return_mode="median"),
+         "triton": do_bench(lambda: tr_matmul[(n // 128, n // 128)](a, b, c2, n, n, n, BM=128, BN=128, BK=64,
+                                                                     num_warps=8, num_stages=3), return_mode="median"),
+         "torch": do_bench(lambda: torch.matmul(a, b), return_mode="median")}
+    return row(f"matmul fp16 {n}^3", "TFLOP/s", 2 * n ** 3, t, {"tilejit_rel_err": err})
+
+
+def bench_launch(calls=2000):
+    x = torch.randn(1024, device="cuda")
+    o = torch.empty_like(x)
+    kern, _ = tj_kernel(K.add_kernel(1024))
+    out = {}
+    for who, fn in (("tilejit", tj_launcher(kern, (1,), x, x, o, 1024)),
+                    ("tilejit_full_bind", lambda: kern.launch((1, 1, 1), LaunchArgs(
+                        [x.data_ptr(), x.data_ptr(), o.data_ptr(), 1024], [], [x, x, o]))),
+                    ("triton", lambda: tr_add[(1,)](x, x, o, 1024, BLOCK=1024)),
+                    ("torch", lambda: torch.add(x, x, out=o))):
+        for _ in range(100):
+            fn()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        out[f"{who}_us_per_call"] = (time.perf_counter() - t0) / calls * 1e6
+    return {"name": "launch overhead (4-arg add, host time per call)", **out}
+
+
+def bench_compile():
+    out = {"name": "cold compile (s)"}
+    for label, mk, nw in (("add", lambda: K.add_kernel(1024), 4), ("softmax", lambda: K.softmax_kernel(4096), 8),
+                          ("matmul", lambda: K.matmul_kernel(64, 64, 16), 4)):
+        _, secs = tj_kernel(mk(), nw)
+        out[f"tilejit_{label}"] = secs
+    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp()
+    x = torch.randn(4096 * 4, device="cuda")
+    xs = torch.randn(16, 4096, device="cuda")
+    a = torch.randn(256, 256, device="cuda", dtype=torch.float16)
+    c = torch.empty(256, 256, device="cuda")
+    for label, fn in (("add", lambda: tr_add[(1,)](x, x, x, 4096, BLOCK=2048)),
+                      ("softmax", lambda: tr_softmax[(16,)](xs, xs, 4096, 4096, BLOCK=4096, num_warps=8)),
+                      ("matmul", lambda: tr_matmul[(2, 2)](a, a, c, 256, 256, 256, BM=128, BN=128, BK=64,
+                                                           num_warps=8, num_stages=3))):
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        out[f"triton_{label}"] = time.perf_counter() - t0
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default="")
+    ap.add_argument("--quick", action="store_true")
+    ns = ap.parse_args()
+    q = ns.quick
+    results = []
+    for fn, args in ((bench_add, (1 << (24 if q else 28),)), (bench_softmax, (4096 if q else 32768, 4096)),
+                     (bench_741, (400_000 if q else 4_000_000,)), (bench_matmul, (1024 if q else 4096,)),
+                     (bench_launch, ()), (bench_compile, ())):
+        try:
+            r = fn(*args)
+        except Exception as e:  # keep the other rows
+            r = {"name": fn.__name__, "error": f"{type(e).__name__}: {e}"}
+        results.append(r)
+        print(json.dumps(r), flush=True)
+    meta = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "gpu": torch.cuda.get_device_name(),
+            "torch": torch.__version__, "triton": triton.__version__, "python": platform.python_version()}
+    doc = {"meta": meta, "results": results}
+    if ns.out:
+        with open(ns.out, "w") as f:
+            json.dump(doc, f, indent=1)
+    print("\n%-45s %12s %12s %12s" % ("benchmark", "tilejit", "triton", "torch"))
+    for r in results:
+        u = r.get("unit")
+        if u:
+            vals = [r.get(f"{w}_{u}") for w in ("tilejit", "triton", "torch")]
+            print("%-45s %12s %12s %12s  (%s)" % (r["name"][:45], *[f"{v:.3f}" if v else "-" for v in vals], u))
+        else:
+            print(r["name"], {k: round(v, 3) for k, v in r.items() if isinstance(v, float)}, r.get("error", ""))
+
+
+if __name__ == "__main__":
+    main()
