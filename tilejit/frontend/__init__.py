@@ -1,0 +1,59 @@
+"""Frontend: a ``@tilejit.jit`` kernel's Python AST -> tile IR (``build_ir``)."""
+from __future__ import annotations
+
+from ..ir import ops
+from ..ir.builder import Builder
+from ..ir.core import Function, Loc
+from ..ir.types import DType, PointerType, TileType
+from ..language import core as lcore
+from ..language import semantic as sem
+from .errors import CompilationError
+
+
+def build_ir(jitfn, arg_types: dict, constexprs: dict, specialization: dict | None = None) -> Function:
+    """Build the tile IR of ``jitfn`` specialized to ``arg_types`` and ``constexprs``.
+
+    Every parameter not in ``constexprs`` becomes an IR argument, in signature order,
+    of type ``TileType(arg_types[name])``; ``specialization[name] = (divisibility,
+    equal_to_1)`` is recorded on the argument, and an argument equal to 1 is bound to
+    the constant 1 of its type.  Raises :class:`CompilationError` for mistakes in the
+    kernel.
+    """
+    from .codegen import CodeGenerator, norm
+    specialization = specialization or {}
+    func = Function(jitfn.__name__, Loc(jitfn.file, jitfn.first_line, 0, jitfn.__name__))
+    builder = Builder(func)
+    builder.loc = func.loc
+    scope = {}
+    with lcore.building(builder):
+        for p in jitfn.params:
+            if p.name in constexprs:
+                scope[p.name] = norm(constexprs[p.name])
+            elif p.name in arg_types:
+                scope[p.name] = _add_argument(func, p.name, arg_types[p.name], specialization.get(p.name))
+            else:
+                raise TypeError(f"{jitfn.__name__}: no type or value given for parameter '{p.name}'")
+        func.constexprs = {k: norm(v) for k, v in constexprs.items()}
+        try:
+            CodeGenerator(jitfn, builder, scope).generate()
+        except CompilationError as e:
+            raise e.with_traceback(None) from None
+        builder.create(ops.ReturnOp)
+    return func
+
+
+def _add_argument(func, name, ty, spec):
+    ty = lcore._unwrap(ty)
+    if isinstance(ty, str):
+        from ..ir.types import dtype_from_name
+        ty = dtype_from_name(ty)
+    if not isinstance(ty, (DType, PointerType)):
+        raise TypeError(f"argument '{name}': expected a dtype or pointer type, got {ty!r}")
+    divisibility, equal_to_1 = spec if spec is not None else (1, False)
+    value = func.add_argument(name, TileType(ty), divisibility, bool(equal_to_1))
+    if equal_to_1:
+        return sem.scalar_constant(1, ty)
+    return lcore.tensor(value)
+
+
+__all__ = ["build_ir", "CompilationError"]

@@ -1,0 +1,412 @@
+"""The frontend's AST visitor: Python statements and expressions -> tile IR.
+
+Compile-time values (ints, floats, bools, None, dtypes, tuples, modules, functions)
+are Python objects and fold; runtime values are ``tl.tensor`` objects wrapping IR
+values.  A name is a name: assignment rebinds it in ``self.scope`` and nothing keeps
+the old value.  Control flow lives in ``control.py``.  Every exception raised while
+visiting a node is turned into a :class:`CompilationError` in :meth:`visit`, the one
+place that catches.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import operator
+import types
+
+from ..ir.core import Loc
+from ..ir.types import DType, PointerType
+from ..language import semantic as sem
+from ..language.core import constexpr, is_builtin, tensor
+from ..runtime.jit import JITFunction
+from .astutil import is_internal_file, parse_function
+from .control import ControlFlowMixin
+from .errors import CompilationError, UnsupportedLanguageConstruct, make_error
+from .pybuiltins import PY_BUILTINS
+
+MAX_INLINE_DEPTH = 48
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+           ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+           ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+           ast.MatMult: operator.matmul}
+_CMPOPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+           ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+           ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+_UNSUPPORTED = {
+    "Lambda": "lambda expressions", "ListComp": "list comprehensions", "DictComp": "dict comprehensions",
+    "SetComp": "set comprehensions", "GeneratorExp": "generator expressions", "Try": "try statements",
+    "TryStar": "try statements", "With": "with statements", "AsyncWith": "async with",
+    "Break": "break", "Continue": "continue", "Raise": "raise statements", "Delete": "del statements",
+    "Global": "global declarations", "Nonlocal": "nonlocal declarations", "Import": "imports",
+    "ImportFrom": "imports", "ClassDef": "class definitions", "FunctionDef": "nested function definitions",
+    "AsyncFunctionDef": "nested function definitions", "Yield": "yield", "YieldFrom": "yield",
+    "Await": "await", "NamedExpr": "assignment expressions (:=)", "Dict": "dict literals",
+    "Set": "set literals", "Match": "match statements", "AsyncFor": "async for",
+}
+
+
+def norm(value):
+    """Compile-time values are kept unwrapped inside the frontend."""
+    return value.value if isinstance(value, constexpr) else value
+
+
+def _has_tensor(values) -> bool:
+    for v in values:
+        if isinstance(v, tensor) or (isinstance(v, (tuple, list)) and _has_tensor(v)):
+            return True
+    return False
+
+
+def _allowed_global(v) -> bool:
+    if v is None or isinstance(v, (bool, int, float, complex, str, bytes, DType, PointerType,
+                                   types.ModuleType, type, JITFunction)):
+        return True
+    if isinstance(v, tuple):
+        return all(_allowed_global(x) for x in v)
+    return callable(v) and not hasattr(v, "__array__") and not hasattr(v, "__len__")
+
+
+class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
+    """Visits one function (the kernel, or an inlined ``@jit`` callee)."""
+
+    def __init__(self, jitfn, builder, scope: dict, depth: int = 0):
+        self.jitfn = jitfn
+        self.builder = builder
+        self.scope = dict(scope)
+        self.globals = jitfn.__globals__
+        self.file = jitfn.file
+        self.first_line = jitfn.first_line
+        self.name = jitfn.__name__
+        self.internal = is_internal_file(self.file)
+        first = linecache.getline(self.file, self.first_line)
+        self.col_base = len(first) - len(first.lstrip()) if first.strip() else 0
+        self.depth = depth
+        self.is_kernel = depth == 0
+        self.loop_depth = 0
+        self.returned = False
+        self.ret_value = None
+
+    # ------------------------------------------------------------------ driver
+    def loc(self, node) -> Loc:
+        return Loc(self.file, self.first_line + node.lineno - 1, node.col_offset + self.col_base, self.name)
+
+    def generate(self):
+        """Visit the function body; returns the value of its ``return`` (None if none)."""
+        fndef = parse_function(self.jitfn)
+        a = fndef.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+            raise self.error(fndef, UnsupportedLanguageConstruct(
+                "kernels and @jit helpers take plain positional parameters only "
+                "(no *args, **kwargs, keyword-only or positional-only parameters)"))
+        self.visit_body(fndef.body)
+        return self.ret_value
+
+    def error(self, node, exc) -> CompilationError:
+        loc = self.loc(node)
+        return make_error(exc, kernel=self.name, file=loc.file, line=loc.line, col=loc.col,
+                          internal=self.internal)
+
+    def visit(self, node):
+        """Visit ``node``; the single place where exceptions become CompilationErrors."""
+        located = hasattr(node, "lineno")
+        saved = self.builder.loc
+        if located and not self.internal:
+            self.builder.loc = self.loc(node)
+        try:
+            return super().visit(node)
+        except CompilationError as e:
+            if e.internal and not self.internal and located:
+                cause = e.error if e.error is not None else UnsupportedLanguageConstruct(e.cause_message)
+                raise self.error(node, cause) from None
+            raise
+        except Exception as e:  # noqa: BLE001  -- the one place that converts errors
+            if not located:
+                raise
+            raise self.error(node, e) from None
+        finally:
+            self.builder.loc = saved
+
+    def generic_visit(self, node):
+        what = _UNSUPPORTED.get(type(node).__name__, f"'{type(node).__name__}' nodes")
+        raise UnsupportedLanguageConstruct(f"unsupported Python construct in a kernel: {what}")
+
+    def visit_body(self, stmts):
+        for stmt in stmts:
+            if self.returned:
+                break
+            self.visit(stmt)
+
+    # ------------------------------------------------------------------ names
+    def lookup(self, name):
+        if name in self.scope:
+            return self.scope[name]
+        if name in self.globals:
+            value = self.globals[name]
+            if isinstance(value, constexpr):
+                return value.value
+            if not _allowed_global(value):
+                raise TypeError(
+                    f"cannot use global variable '{name}' of type {type(value).__name__} in a kernel: "
+                    "globals must be compile-time constants (int, float, bool, dtype, tl.constexpr), "
+                    "modules or functions")
+            return value
+        if name in PY_BUILTINS:
+            return PY_BUILTINS[name]
+        raise NameError(f"name '{name}' is not defined")
+
+    def visit_Name(self, node):
+        if not isinstance(node.ctx, ast.Load):
+            raise UnsupportedLanguageConstruct("unexpected name context")
+        return self.lookup(node.id)
+
+    def assign(self, target, value):
+        value = norm(value)
+        if isinstance(target, ast.Name):
+            if isinstance(value, tensor) and not value.handle.name_hint:
+                value.handle.name_hint = target.id
+            self.scope[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, tensor) or not isinstance(value, (tuple, list)):
+                raise TypeError(f"cannot unpack a value of type {_describe(value)} into {len(target.elts)} names")
+            if any(isinstance(t, ast.Starred) for t in target.elts):
+                raise UnsupportedLanguageConstruct("starred assignment targets are not supported")
+            if len(value) != len(target.elts):
+                raise ValueError(f"cannot unpack {len(value)} values into {len(target.elts)} names")
+            for t, v in zip(target.elts, value):
+                self.assign(t, v)
+        elif isinstance(target, ast.Subscript):
+            raise TypeError("tensors are immutable: item assignment is not supported (build a new tensor, "
+                            "e.g. with tl.where)")
+        elif isinstance(target, ast.Attribute):
+            raise TypeError("attribute assignment is not supported in kernels")
+        else:
+            raise UnsupportedLanguageConstruct(f"unsupported assignment target {type(target).__name__}")
+
+    # ------------------------------------------------------------------ statements
+    def visit_Assign(self, node):
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign(target, value)
+
+    def visit_AnnAssign(self, node):
+        if node.value is None:
+            return
+        value = self.visit(node.value)
+        ann = self._annotation(node.annotation)
+        if ann is constexpr and isinstance(value, tensor):
+            raise TypeError(f"cannot bind a runtime tensor to a tl.constexpr name")
+        self.assign(node.target, value)
+
+    def _annotation(self, node):
+        try:
+            return self.visit(node)
+        except CompilationError:
+            return None
+
+    def visit_AugAssign(self, node):
+        if not isinstance(node.target, ast.Name):
+            raise TypeError("augmented assignment is only supported on names (tensors are immutable)")
+        current = self.lookup(node.target.id)
+        value = self.visit(node.value)
+        self.assign(node.target, self.binop(node.op, current, value))
+
+    def visit_Expr(self, node):
+        self.visit(node.value)
+
+    def visit_Pass(self, node):
+        return None
+
+    def visit_Return(self, node):
+        if self.loop_depth:
+            raise UnsupportedLanguageConstruct("return inside a loop is not supported")
+        value = norm(self.visit(node.value)) if node.value is not None else None
+        if self.is_kernel and value is not None:
+            raise TypeError("a kernel cannot return a value")
+        self.ret_value = value
+        self.returned = True
+
+    def visit_Assert(self, node):
+        test = self.visit(node.test)
+        msg = self.visit(node.msg) if node.msg is not None else ""
+        if not isinstance(msg, str):
+            msg = str(msg)
+        if not msg:
+            msg = f"assert {ast.unparse(node.test)}"
+        if not isinstance(test, tensor):
+            if test:
+                return
+            test = sem.to_tensor(False)
+        from ..language import semantic_tile as st
+        st.device_assert(test, msg)
+
+    # ------------------------------------------------------------------ expressions
+    def visit_Constant(self, node):
+        return node.value
+
+    def visit_Tuple(self, node):
+        return tuple(self._elements(node.elts))
+
+    def visit_List(self, node):
+        return list(self._elements(node.elts))
+
+    def _elements(self, elts):
+        out = []
+        for e in elts:
+            if isinstance(e, ast.Starred):
+                v = self.visit(e.value)
+                if not isinstance(v, (tuple, list)):
+                    raise TypeError(f"cannot unpack {_describe(v)} with *")
+                out.extend(v)
+            else:
+                out.append(norm(self.visit(e)))
+        return out
+
+    def visit_Slice(self, node):
+        parts = [self.visit(x) if x is not None else None for x in (node.lower, node.upper, node.step)]
+        if _has_tensor(parts):
+            raise TypeError("slice bounds must be compile-time values")
+        return slice(*parts)
+
+    def visit_Subscript(self, node):
+        base = self.visit(node.value)
+        index = norm(self.visit(node.slice))
+        if isinstance(base, tensor):
+            return base[index]
+        if _has_tensor([index]):
+            raise TypeError(f"cannot index {_describe(base)} with a runtime tensor")
+        return norm(base[index])
+
+    def visit_Attribute(self, node):
+        base = self.visit(node.value)
+        return norm(getattr(base, node.attr))
+
+    def visit_JoinedStr(self, node):
+        return "".join(str(self.visit(v)) for v in node.values)
+
+    def visit_FormattedValue(self, node):
+        value = self.visit(node.value)
+        if node.conversion == ord("r"):
+            value = repr(value)
+        elif node.conversion == ord("s"):
+            value = str(value)
+        elif node.conversion == ord("a"):
+            value = ascii(value)
+        spec = self.visit(node.format_spec) if node.format_spec is not None else ""
+        return format(value, spec)
+
+    def binop(self, op, lhs, rhs):
+        fn = _BINOPS.get(type(op))
+        if fn is None:
+            raise UnsupportedLanguageConstruct(f"unsupported operator {type(op).__name__}")
+        return norm(fn(norm(lhs), norm(rhs)))
+
+    def visit_BinOp(self, node):
+        return self.binop(node.op, self.visit(node.left), self.visit(node.right))
+
+    def visit_UnaryOp(self, node):
+        value = norm(self.visit(node.operand))
+        if isinstance(node.op, ast.Not):
+            return sem.not_(value) if isinstance(value, tensor) else not value
+        fn = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[type(node.op)]
+        return norm(fn(value))
+
+    def visit_Compare(self, node):
+        left = norm(self.visit(node.left))
+        result = None
+        for op, comparator in zip(node.ops, node.comparators):
+            right = norm(self.visit(comparator))
+            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) and _has_tensor([left, right]) \
+                    and isinstance(op, (ast.In, ast.NotIn)):
+                raise TypeError("'in' is not supported on tensors")
+            r = norm(_CMPOPS[type(op)](left, right))
+            result = r if result is None else self.logical(ast.And(), result, r)
+            if not isinstance(result, tensor) and not result:
+                return result
+            left = right
+        return result
+
+    def logical(self, op, lhs, rhs):
+        if isinstance(op, ast.And):
+            return sem.logical_and(lhs, rhs)
+        return sem.logical_or(lhs, rhs)
+
+    def visit_BoolOp(self, node):
+        value = norm(self.visit(node.values[0]))
+        for expr in node.values[1:]:
+            if not isinstance(value, tensor):
+                # Python short-circuit on a compile-time left operand
+                if isinstance(node.op, ast.And) and not value:
+                    return value
+                if isinstance(node.op, ast.Or) and value:
+                    return value
+                value = norm(self.visit(expr))
+                continue
+            rhs = norm(self.visit(expr))
+            value = self.logical(node.op, value, rhs)
+        return value
+
+    # ------------------------------------------------------------------ calls
+    def visit_Call(self, node):
+        fn = self.visit(node.func)
+        args = self._elements(node.args)
+        kwargs = {}
+        for kw in node.keywords:
+            value = norm(self.visit(kw.value))
+            if kw.arg is None:
+                if not isinstance(value, dict):
+                    raise TypeError("** arguments must be compile-time dicts")
+                kwargs.update(value)
+            else:
+                kwargs[kw.arg] = value
+        return self.call(fn, args, kwargs)
+
+    def call(self, fn, args, kwargs):
+        fn = norm(fn)
+        if isinstance(fn, JITFunction):
+            return self.call_jit(fn, args, kwargs)
+        if is_builtin(fn) or isinstance(getattr(fn, "__self__", None), tensor):
+            return norm(fn(*args, **kwargs))
+        if not callable(fn):
+            raise TypeError(f"{_describe(fn)} is not callable")
+        if _has_tensor(args) or _has_tensor(kwargs.values()):
+            if not (isinstance(fn, type) and fn.__module__.startswith("tilejit.language")):
+                name = getattr(fn, "__name__", repr(fn))
+                raise TypeError(f"cannot call Python function '{name}' with tensor arguments inside a kernel; "
+                                "decorate it with @tilejit.jit to call it from a kernel")
+        return norm(fn(*args, **kwargs))
+
+    def call_jit(self, fn, args, kwargs):
+        """Inline a call to another ``@jit`` function: its body is visited with the
+        arguments bound to its parameters."""
+        if self.depth >= MAX_INLINE_DEPTH:
+            raise RecursionError(f"calls nested deeper than {MAX_INLINE_DEPTH} (recursive @jit function?)")
+        params = fn.params
+        names = [p.name for p in params]
+        if len(args) > len(params):
+            raise TypeError(f"{fn.__name__}() takes {len(params)} positional arguments but {len(args)} were given")
+        bound = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in names:
+                raise TypeError(f"{fn.__name__}() got an unexpected keyword argument '{key}'")
+            if key in bound:
+                raise TypeError(f"{fn.__name__}() got multiple values for argument '{key}'")
+            bound[key] = value
+        for p in params:
+            if p.name not in bound:
+                if p.default is inspect.Parameter.empty:
+                    raise TypeError(f"{fn.__name__}() missing required argument '{p.name}'")
+                bound[p.name] = norm(p.default)
+            elif p.is_constexpr and isinstance(bound[p.name], tensor):
+                raise TypeError(f"argument '{p.name}' of {fn.__name__}() is a tl.constexpr but got a runtime tensor")
+            bound[p.name] = norm(bound[p.name])
+        callee = CodeGenerator(fn, self.builder, bound, depth=self.depth + 1)
+        return callee.generate()
+
+
+def _describe(v) -> str:
+    if isinstance(v, tensor):
+        return f"a tensor of type {v.type}"
+    return f"{type(v).__name__} {v!r}"

@@ -1,0 +1,300 @@
+"""Core objects of the language: ``constexpr``, ``tensor``, dtypes, the builder context.
+
+Kernels see these through ``tilejit.language`` (``tl``).  A ``tensor`` wraps one IR
+value; its operators call ``semantic``.  Builtins are plain functions marked with
+:func:`builtin`; the frontend calls them directly and they emit IR through the
+builder installed with :func:`building`.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+from contextlib import contextmanager
+
+from ..ir.types import (DType, PointerType, TileType, int1, int8, int16, int32, int64, uint8, uint16,
+                        uint32, uint64, float16, bfloat16, float32, float64, ALL_DTYPES)
+
+dtype = DType
+block_type = TileType
+void = None
+float8e5 = float8e4nv = None    # not supported; present so imports of these names do not fail
+
+# ---------------------------------------------------------------------------
+# builder context
+# ---------------------------------------------------------------------------
+
+_state = threading.local()
+
+
+def current_builder():
+    """The IR builder of the kernel being compiled (raises outside a kernel)."""
+    stack = getattr(_state, "builders", None)
+    if not stack:
+        raise RuntimeError("tilejit.language functions can only be called inside a @tilejit.jit kernel")
+    return stack[-1]
+
+
+@contextmanager
+def building(builder):
+    """Install ``builder`` as the current builder for language builtins."""
+    stack = getattr(_state, "builders", None)
+    if stack is None:
+        stack = _state.builders = []
+    stack.append(builder)
+    try:
+        yield builder
+    finally:
+        stack.pop()
+
+
+# ---------------------------------------------------------------------------
+# constexpr
+# ---------------------------------------------------------------------------
+
+
+class constexpr:  # noqa: N801  (Triton's name)
+    """A compile-time value.  As an annotation (``BLOCK: tl.constexpr``) it marks a
+    kernel parameter whose value is part of the specialization; called, it wraps a
+    Python value.  Arithmetic on constexprs folds at compile time."""
+
+    def __init__(self, value):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __repr__(self):
+        return f"constexpr[{self.value!r}]"
+
+    def __index__(self):
+        return self.value.__index__()
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __call__(self, *args, **kwargs):
+        return self.value(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name == "value":
+            raise AttributeError(name)
+        return getattr(self.value, name)
+
+
+def _cx_binop(op, reverse=False):
+    import operator
+    fn = getattr(operator, op)
+
+    def method(self, other):
+        if isinstance(other, tensor):
+            return NotImplemented
+        a, b = self.value, _unwrap(other)
+        return constexpr(fn(b, a) if reverse else fn(a, b))
+    return method
+
+
+for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and_", "or_", "xor",
+            "lshift", "rshift"):
+    _name = _op.rstrip("_")
+    setattr(constexpr, f"__{_name}__", _cx_binop(_op))
+    setattr(constexpr, f"__r{_name}__", _cx_binop(_op, reverse=True))
+for _op in ("eq", "ne", "lt", "le", "gt", "ge"):
+    setattr(constexpr, f"__{_op}__", _cx_binop(_op))
+constexpr.__neg__ = lambda self: constexpr(-self.value)
+constexpr.__pos__ = lambda self: constexpr(+self.value)
+constexpr.__invert__ = lambda self: constexpr(~self.value)
+
+
+def _unwrap(x):
+    """The Python value inside a constexpr (anything else unchanged)."""
+    return x.value if isinstance(x, constexpr) else x
+
+
+def _unwrap_deep(x):
+    x = _unwrap(x)
+    if isinstance(x, tuple):
+        return tuple(_unwrap_deep(v) for v in x)
+    if isinstance(x, list):
+        return [_unwrap_deep(v) for v in x]
+    return x
+
+
+def is_builtin(fn) -> bool:
+    """True for language builtins (called directly by the frontend)."""
+    return getattr(fn, "__tilejit_builtin__", False)
+
+
+def builtin(fn):
+    """Mark ``fn`` as a language builtin; constexpr arguments are unwrapped."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        args = [_unwrap_deep(a) for a in args]
+        kwargs = {k: _unwrap_deep(v) for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
+    wrapper.__tilejit_builtin__ = True
+    return wrapper
+
+
+def pointer_type(element_ty, address_space: int = 1):
+    """The type of a pointer to ``element_ty``."""
+    return PointerType(_unwrap(element_ty), address_space)
+
+
+# ---------------------------------------------------------------------------
+# tensor
+# ---------------------------------------------------------------------------
+
+
+def _sem():
+    from . import semantic
+    return semantic
+
+
+def _binop(name, reverse=False):
+    def method(self, other):
+        other = _unwrap(other)
+        fn = getattr(_sem(), name)
+        return fn(other, self) if reverse else fn(self, other)
+    method.__name__ = name
+    return method
+
+
+def _cmp(pred, swapped):
+    def method(self, other):
+        return _sem().compare(self, _unwrap(other), pred)
+    return method
+
+
+class tensor:  # noqa: N801  (Triton's name)
+    """A value of the kernel: a scalar or a tile (an IR value with a TileType).
+
+    Attributes: ``dtype`` (element type), ``shape`` (tuple of ints), ``type``
+    (the TileType), ``numel``, ``T`` (transpose of a 2-d tile).
+    """
+
+    def __init__(self, handle, type=None):
+        self.handle = handle
+        self.type = handle.type if type is None else type
+
+    @property
+    def dtype(self):
+        return self.type.element
+
+    @property
+    def shape(self):
+        return tuple(self.type.shape)
+
+    @property
+    def numel(self):
+        return self.type.numel
+
+    @property
+    def ndim(self):
+        return len(self.type.shape)
+
+    rank = ndim
+
+    @property
+    def T(self):  # noqa: N802
+        from . import standard
+        return standard.trans(self)
+
+    def __repr__(self):
+        return f"tensor({self.type})"
+
+    def __str__(self):
+        return f"tensor<{self.type}>"
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise TypeError("a tensor's truth value is not known at compile time; "
+                        "use it in an `if` on a scalar, or use tl.where")
+
+    def __index__(self):
+        raise TypeError("a tensor cannot be used where a compile-time int is required "
+                        "(declare it tl.constexpr)")
+
+    __add__ = _binop("add")
+    __radd__ = _binop("add", True)
+    __sub__ = _binop("sub")
+    __rsub__ = _binop("sub", True)
+    __mul__ = _binop("mul")
+    __rmul__ = _binop("mul", True)
+    __truediv__ = _binop("truediv")
+    __rtruediv__ = _binop("truediv", True)
+    __floordiv__ = _binop("floordiv")
+    __rfloordiv__ = _binop("floordiv", True)
+    __mod__ = _binop("mod")
+    __rmod__ = _binop("mod", True)
+    __and__ = _binop("and_")
+    __rand__ = _binop("and_", True)
+    __or__ = _binop("or_")
+    __ror__ = _binop("or_", True)
+    __xor__ = _binop("xor_")
+    __rxor__ = _binop("xor_", True)
+    __lshift__ = _binop("shl")
+    __rlshift__ = _binop("shl", True)
+    __rshift__ = _binop("shr")
+    __rrshift__ = _binop("shr", True)
+
+    def __pow__(self, other):
+        raise TypeError("** is only supported on tl.constexpr values; use tl.math functions for tensors")
+
+    __rpow__ = __pow__
+
+    def __matmul__(self, other):
+        raise TypeError("@ is not supported on tensors; use tl.dot(a, b)")
+
+    __rmatmul__ = __matmul__
+
+    def __neg__(self):
+        return _sem().minus(self)
+
+    def __pos__(self):
+        return _sem().plus(self)
+
+    def __invert__(self):
+        return _sem().invert(self)
+
+    __lt__ = _cmp("lt", "gt")
+    __le__ = _cmp("le", "ge")
+    __gt__ = _cmp("gt", "lt")
+    __ge__ = _cmp("ge", "le")
+    __eq__ = _cmp("eq", "eq")
+    __ne__ = _cmp("ne", "ne")
+
+    def __getitem__(self, slices):
+        from . import semantic_tile
+        return semantic_tile.getitem(self, _unwrap_deep(slices))
+
+    def logical_and(self, other):
+        return _sem().logical_and(self, _unwrap(other))
+
+    def logical_or(self, other):
+        return _sem().logical_or(self, _unwrap(other))
+
+    def __not__(self):
+        return _sem().not_(self)
+
+    def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
+        """Convert to ``dtype`` (value conversion, or reinterpretation with ``bitcast=True``)."""
+        dtype, bitcast = _unwrap(dtype), _unwrap(bitcast)
+        if fp_downcast_rounding not in (None, "rtne"):
+            raise ValueError(f"unsupported fp_downcast_rounding {fp_downcast_rounding!r}")
+        return _sem().bitcast(self, dtype) if bitcast else _sem().cast(self, dtype)
+
+
+for _m in ("to", "logical_and", "logical_or"):
+    getattr(tensor, _m).__tilejit_builtin__ = True
+
+
+def tensor_member(fn):
+    """Also expose builtin ``fn`` as a tensor method (``x.sum(0)``)."""
+    setattr(tensor, fn.__name__, fn)
+    return fn
+
+
+__all__ = ["constexpr", "tensor", "dtype", "pointer_type", "block_type", "builtin", "is_builtin",
+           "current_builder", "building", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
+           "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "ALL_DTYPES", "void"]

@@ -1,0 +1,450 @@
+"""Tile-level rules: creation, shape manipulation, memory, reductions, dot, hints.
+
+Same conventions as ``semantic``: plain ``TypeError``/``ValueError``, ops created
+with the frontend's builder.
+"""
+from __future__ import annotations
+
+from ..ir import ops
+from ..ir.types import DType, PointerType, TileType, int1, int8, int32, uint32, float16, bfloat16, \
+    float32, float64, uint8
+from . import core
+from .semantic import (_emit, _wrap, binary_op_type_checking_impl, broadcast_impl_shape, broadcast_shapes,
+                       cast, scalar_constant, splat, to_tensor)
+
+MAX_TENSOR_NUMEL = 1 << 20
+
+# ---------------------------------------------------------------------------
+# programming model
+# ---------------------------------------------------------------------------
+
+
+def program_id(axis):
+    if axis not in (0, 1, 2):
+        raise ValueError(f"program_id axis must be 0, 1, or 2 but got {axis}")
+    return _emit(ops.ProgramIdOp, axis=axis)
+
+
+def num_programs(axis):
+    if axis not in (0, 1, 2):
+        raise ValueError(f"num_programs axis must be 0, 1, or 2 but got {axis}")
+    return _emit(ops.NumProgramsOp, axis=axis)
+
+
+# ---------------------------------------------------------------------------
+# creation
+# ---------------------------------------------------------------------------
+
+
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def validate_block_shape(shape, what="shape"):
+    """Check a tile shape: constexpr ints, each a power of two, bounded numel."""
+    if isinstance(shape, int):
+        shape = (shape,)
+    if not isinstance(shape, (list, tuple)):
+        raise TypeError(f"{what} must be a list or tuple of tl.constexpr ints, got {shape!r}")
+    out = []
+    numel = 1
+    for i, d in enumerate(shape):
+        d = core._unwrap(d)
+        if isinstance(d, core.tensor):
+            raise TypeError(f"{what}[{i}] must be a tl.constexpr int, not a runtime tensor")
+        if not _is_int(d):
+            raise TypeError(f"{what}[{i}] must be an int, got {d!r}")
+        if d <= 0 or d & (d - 1):
+            raise ValueError(f"{what}[{i}] = {d} must be a power of 2")
+        numel *= d
+        out.append(d)
+    if numel > MAX_TENSOR_NUMEL:
+        raise ValueError(f"tile of {numel} elements exceeds the maximum of {MAX_TENSOR_NUMEL}")
+    return tuple(out)
+
+
+def arange(start, end):
+    if not _is_int(start) or not _is_int(end):
+        raise ValueError("arange's arguments must be of type tl.constexpr")
+    if start < 0 or end > 2**31:
+        raise ValueError("arange must fit in int32")
+    if end <= start:
+        raise ValueError("arange's end argument must be greater than the start argument")
+    n = end - start
+    if n & (n - 1):
+        raise ValueError("arange's range must be a power of 2")
+    validate_block_shape((n,))
+    return _emit(ops.ArangeOp, start=start, end=end)
+
+
+def full(shape, value, dtype):
+    shape = validate_block_shape(shape) if shape not in ((), []) else ()
+    if not isinstance(dtype, (DType, PointerType)):
+        raise TypeError(f"dtype must be a tl dtype, got {dtype!r}")
+    if isinstance(value, core.tensor):
+        if value.shape:
+            raise ValueError("full's value must be a scalar")
+        return splat(cast(value, dtype), shape)
+    if not isinstance(value, (bool, int, float)):
+        raise TypeError(f"full's value must be a number or scalar tensor, got {value!r}")
+    return scalar_constant(value, dtype, shape)
+
+
+# ---------------------------------------------------------------------------
+# shape manipulation
+# ---------------------------------------------------------------------------
+
+
+def reshape(input, shape, can_reorder=False):
+    input = to_tensor(input)
+    shape = validate_block_shape(shape) if tuple(shape) != () else ()
+    numel = 1
+    for d in shape:
+        numel *= d
+    if input.type.numel != numel:
+        raise ValueError(f"reshape() cannot change the number of elements: {list(input.shape)} -> {list(shape)}")
+    if input.shape == shape:
+        return input
+    if not input.shape:
+        return splat(input, shape)
+    return _emit(ops.ReshapeOp, src=input.handle, shape=shape)
+
+
+def expand_dims(input, axis):
+    input = to_tensor(input)
+    axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    new_ndim = len(input.shape) + len(axes)
+    norm = []
+    for a in axes:
+        a = core._unwrap(a)
+        if not _is_int(a):
+            raise TypeError(f"expand_dims axis must be a tl.constexpr int, got {a!r}")
+        if not -new_ndim <= a < new_ndim:
+            raise ValueError(f"invalid axis {a} for expand_dims of a {len(input.shape)}-d tensor")
+        norm.append(a % new_ndim)
+    if len(set(norm)) != len(norm):
+        raise ValueError(f"repeated axis in expand_dims: {axes}")
+    for a in sorted(norm):
+        if not input.shape:
+            input = splat(input, (1,))
+        else:
+            input = _emit(ops.ExpandDimsOp, src=input.handle, axis=a)
+    return input
+
+
+def broadcast_to(input, shape):
+    input = to_tensor(input)
+    shape = validate_block_shape(shape) if tuple(shape) != () else ()
+    return broadcast_impl_shape(input, shape)
+
+
+def broadcast(a, b):
+    a, b = to_tensor(a), to_tensor(b)
+    shape = broadcast_shapes(a.shape, b.shape)
+    return broadcast_impl_shape(a, shape), broadcast_impl_shape(b, shape)
+
+
+def permute(input, dims):
+    input = to_tensor(input)
+    rank = len(input.shape)
+    dims = tuple(core._unwrap(d) for d in dims)
+    if sorted(dims) != list(range(rank)):
+        raise ValueError(f"permute dims must be a permutation of 0..{rank - 1}, got {list(dims)}")
+    if dims == tuple(range(rank)):
+        return input
+    return _emit(ops.TransOp, src=input.handle, perm=dims)
+
+
+def trans(input, dims=()):
+    input = to_tensor(input)
+    if not dims:
+        if len(input.shape) != 2:
+            raise ValueError(f"trans() without dims needs a 2-d tensor, got shape {list(input.shape)}")
+        dims = (1, 0)
+    return permute(input, dims)
+
+
+def getitem(input, slices):
+    """Indexing with ``None`` (new axis) and ``:`` only."""
+    if not isinstance(slices, tuple):
+        slices = (slices,)
+    ret = input
+    dim = 0
+    for s in slices:
+        s = core._unwrap(s)
+        if s is None:
+            ret = expand_dims(ret, dim)
+            dim += 1
+        elif isinstance(s, slice) and s.start is None and s.stop is None and s.step is None:
+            dim += 1
+        else:
+            raise ValueError(f"unsupported tensor index: {s!r} (only None and : are supported)")
+    if dim > len(ret.shape):
+        raise ValueError(f"too many indices for a tensor of shape {list(input.shape)}")
+    return ret
+
+
+# ---------------------------------------------------------------------------
+# selection and memory
+# ---------------------------------------------------------------------------
+
+
+def where(condition, x, y):
+    condition = to_tensor(condition)
+    if not condition.dtype.is_bool():
+        condition = cast(condition, int1)
+    x, y = binary_op_type_checking_impl(x, y, True, True)
+    shape = broadcast_shapes(condition.shape, x.shape)
+    condition = broadcast_impl_shape(condition, shape)
+    x, y = broadcast_impl_shape(x, shape), broadcast_impl_shape(y, shape)
+    return _emit(ops.SelectOp, cond=condition.handle, true_value=x.handle, false_value=y.handle)
+
+
+_LOAD_CACHE = ("", ".ca", ".cg", ".cv")
+_STORE_CACHE = ("", ".wb", ".cg", ".cs", ".wt")
+_EVICTION = ("", "evict_normal", "evict_first", "evict_last")
+
+
+def _check_choice(value, choices, what):
+    value = "" if value is None else value
+    if value not in choices:
+        raise ValueError(f"{what} must be one of {', '.join(repr(c) for c in choices)}; got {value!r}")
+    return value
+
+
+def _ptr_operand(ptr, what):
+    if not isinstance(ptr, core.tensor) or not ptr.dtype.is_ptr():
+        desc = ptr.dtype if isinstance(ptr, core.tensor) else type(ptr).__name__
+        raise TypeError(f"Unsupported ptr type {desc} in `tl.{what}`: expected a pointer or tile of pointers")
+    return ptr
+
+
+def _shape_for(ptr, *others):
+    shape = ptr.shape
+    for o in others:
+        if o is not None and o.shape != shape:
+            if not shape:
+                shape = o.shape
+            else:
+                broadcast_shapes(o.shape, shape)
+                if len(o.shape) > len(shape) or broadcast_shapes(o.shape, shape) != shape:
+                    raise ValueError(f"Cannot broadcast {list(o.shape)} to the pointer shape {list(shape)}")
+    return shape
+
+
+def _as_mask(mask):
+    mask = to_tensor(mask)
+    return mask if mask.dtype.is_bool() else cast(mask, int1)
+
+
+def load(ptr, mask=None, other=None, cache_modifier="", eviction_policy="", volatile=False):
+    ptr = _ptr_operand(ptr, "load")
+    cache = _check_choice(cache_modifier, _LOAD_CACHE, "cache_modifier")
+    evict = _check_choice(eviction_policy, _EVICTION, "eviction_policy")
+    if mask is None and other is not None:
+        raise ValueError("`other` cannot be provided without `mask`")
+    mask = _as_mask(mask) if mask is not None else None
+    other = to_tensor(other) if other is not None else None
+    shape = _shape_for(ptr, mask, other)
+    ptr = broadcast_impl_shape(ptr, shape)
+    elt = ptr.dtype.element
+    is_bool = elt == int1
+    if is_bool:
+        elt = int8
+        ptr = cast(ptr, PointerType(int8, ptr.dtype.address_space))
+    if mask is not None:
+        mask = broadcast_impl_shape(mask, shape)
+    if other is not None:
+        other = broadcast_impl_shape(cast(other, elt), shape)
+    ret = _emit(ops.LoadOp, ptr=ptr.handle, mask=mask.handle if mask is not None else None,
+                other=other.handle if other is not None else None, cache=cache, eviction=evict,
+                volatile=bool(volatile))
+    return cast(ret, int1) if is_bool else ret
+
+
+def store(ptr, value, mask=None, cache_modifier="", eviction_policy=""):
+    ptr = _ptr_operand(ptr, "store")
+    cache = _check_choice(cache_modifier, _STORE_CACHE, "cache_modifier")
+    evict = _check_choice(eviction_policy, _EVICTION, "eviction_policy")
+    value = to_tensor(value)
+    mask = _as_mask(mask) if mask is not None else None
+    shape = _shape_for(ptr, value, mask)
+    ptr = broadcast_impl_shape(ptr, shape)
+    elt = ptr.dtype.element
+    if elt == int1:
+        elt = int8
+        ptr = cast(ptr, PointerType(int8, ptr.dtype.address_space))
+    value = broadcast_impl_shape(cast(value, elt), shape)
+    if mask is not None:
+        mask = broadcast_impl_shape(mask, shape)
+    core.current_builder().create(ops.StoreOp, ptr=ptr.handle, value=value.handle,
+                                  mask=mask.handle if mask is not None else None,
+                                  cache=cache, eviction=evict)
+    return None
+
+
+# ---------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------
+
+
+def reduce(input, axis, kind, keep_dims=False):
+    """Reduce ``input`` over ``axis`` (all axes when None) with ``kind``."""
+    input = to_tensor(input)
+    if kind == "xor_sum" and (not input.dtype.is_int()):
+        raise ValueError("xor_sum only supported for integers")
+    if input.dtype.is_ptr():
+        raise TypeError("cannot reduce a tile of pointers")
+    rank = len(input.shape)
+    if axis is None:
+        if rank == 0:
+            return input
+        flat = reshape(input, (input.type.numel,)) if rank > 1 else input
+        ret = _emit(ops.ReduceOp, src=flat.handle, kind=kind, axis=0)
+        if keep_dims:
+            ret = reshape(ret, (1,) * rank)
+        return ret
+    if not _is_int(axis):
+        raise TypeError(f"reduction axis must be a tl.constexpr int or None, got {axis!r}")
+    if not -rank <= axis < rank or rank == 0:
+        raise ValueError(f"invalid axis {axis} for a reduction over a tensor of shape {list(input.shape)}")
+    axis %= rank
+    ret = _emit(ops.ReduceOp, src=input.handle, kind=kind, axis=axis)
+    if keep_dims:
+        ret = expand_dims(ret, axis)
+    return ret
+
+
+def sum_dtype(dtype):
+    """Triton's accumulation type for ``sum``: narrow ints widen to 32 bits, bf16 to fp32."""
+    if dtype.is_int_signed() and dtype.bits < 32:
+        return int32
+    if (dtype.is_int_unsigned() or dtype.is_bool()) and dtype.bits < 32:
+        return uint32
+    if dtype is bfloat16:
+        return float32
+    return None
+
+
+def minmax_dtype(dtype):
+    """Triton's promotion for max/min: anything narrower than 32 bits goes to fp32/int32."""
+    if dtype.is_floating() and dtype.bits < 32:
+        return float32
+    if dtype.is_int() and dtype.bits < 32:
+        return int32
+    return None
+
+
+# ---------------------------------------------------------------------------
+# dot
+# ---------------------------------------------------------------------------
+
+_PRECISIONS = ("tf32", "tf32x3", "ieee")
+
+
+def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
+        out_dtype=float32):
+    a, b = to_tensor(a), to_tensor(b)
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        raise ValueError(f"dot needs 2-d operands, got shapes {list(a.shape)} and {list(b.shape)}")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"dot: first input shape {list(a.shape)} and second input shape {list(b.shape)} "
+                         f"are not compatible (inner dimensions {a.shape[1]} != {b.shape[0]})")
+    if a.dtype != b.dtype:
+        raise TypeError(f"Both operands of dot must have the same dtype, got {a.dtype} and {b.dtype}")
+    el = a.dtype
+    if el.is_ptr() or el.is_bool() or (el.is_int() and el not in (int8, uint8)):
+        raise TypeError(f"dot does not support operands of type {el}")
+    if input_precision is not None and allow_tf32 is not None:
+        raise ValueError("only one of input_precision and allow_tf32 can be specified")
+    if input_precision is None:
+        input_precision = "ieee" if allow_tf32 is False else "tf32"
+    if input_precision not in _PRECISIONS:
+        raise ValueError(f"input_precision must be one of {_PRECISIONS}, got {input_precision!r}")
+    if el.is_int():
+        ret = int32
+    elif el is float64:
+        ret = float64
+    else:
+        ret = out_dtype
+        if ret not in (float32, float16, bfloat16, float64):
+            raise TypeError(f"dot out_dtype must be a float type, got {ret}")
+        if ret is not float32 and ret != el:
+            raise TypeError(f"dot out_dtype {ret} is only supported for {ret} inputs")
+    m, n = a.shape[0], b.shape[1]
+    if acc is None:
+        acc = scalar_constant(0, ret, (m, n))
+    else:
+        acc = to_tensor(acc)
+        if acc.shape != (m, n):
+            raise ValueError(f"dot accumulator shape {list(acc.shape)} != {[m, n]}")
+        if acc.dtype != ret:
+            raise TypeError(f"dot accumulator has dtype {acc.dtype} but the product has dtype {ret}")
+    return _emit(ops.DotOp, a=a.handle, b=b.handle, acc=acc.handle, input_precision=input_precision,
+                 max_num_imprecise_acc=max_num_imprecise_acc)
+
+
+# ---------------------------------------------------------------------------
+# elementwise math
+# ---------------------------------------------------------------------------
+
+
+def math_unary(x, fn):
+    """Apply ``math.<fn>`` to a floating-point tensor."""
+    x = to_tensor(x)
+    if not x.dtype.is_floating():
+        raise TypeError(f"{fn} expects a floating-point tensor, got {x.dtype}")
+    return _emit(ops.MATH_OPS[fn], src=x.handle)
+
+
+def abs(x):
+    x = to_tensor(x)
+    if x.dtype.is_ptr():
+        raise TypeError("abs of a pointer")
+    if x.dtype.is_int_unsigned() or x.dtype.is_bool():
+        return x
+    return _emit(ops.AbsOp, src=x.handle)
+
+
+# ---------------------------------------------------------------------------
+# hints and debugging
+# ---------------------------------------------------------------------------
+
+_HINTS = {"multiple_of": ops.MultipleOfOp, "max_contiguous": ops.MaxContiguousOp,
+          "max_constancy": ops.MaxConstancyOp}
+
+
+def hint(kind, input, values):
+    input = to_tensor(input)
+    if isinstance(values, int):
+        values = [values]
+    values = [core._unwrap(v) for v in values]
+    for v in values:
+        if not _is_int(v):
+            raise TypeError(f"{kind} values must be tl.constexpr ints, got {v!r}")
+        if v <= 0:
+            raise ValueError(f"{kind} values must be positive, got {v}")
+    if len(values) != max(1, len(input.shape)):
+        raise ValueError(f"{kind}: {len(values)} values given for a tensor of rank {len(input.shape)}")
+    return _emit(_HINTS[kind], src=input.handle, values=tuple(values))
+
+
+def device_assert(cond, msg="", mask=None):
+    cond = _as_bool(cond)
+    if mask is not None:
+        from .semantic import logical_or, not_
+        cond = logical_or(cond, not_(mask))
+    core.current_builder().create(ops.DeviceAssertOp, cond=cond.handle, msg=str(msg))
+
+
+def _as_bool(x):
+    x = to_tensor(x)
+    return x if x.dtype.is_bool() else cast(x, int1)
+
+
+def device_print(prefix, args, hex=False):
+    handles = [to_tensor(a).handle for a in args]
+    core.current_builder().create(ops.DevicePrintOp, args=handles, prefix=str(prefix), hex=bool(hex))
+
+
+__all__ = [n for n in dir() if not n.startswith("_")] + ["_wrap"]

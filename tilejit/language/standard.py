@@ -1,0 +1,439 @@
+"""The language's builtins (``tl.load``, ``tl.arange``, ``tl.sum``, ...).
+
+Each builtin documents itself, unwraps constexpr arguments (``@builtin``) and
+delegates the type and shape rules to ``semantic`` / ``semantic_tile``.
+"""
+from __future__ import annotations
+
+import builtins as _py
+
+from ..ir.types import DType, PointerType, float32
+from . import semantic as sem
+from . import semantic_tile as st
+from .core import builtin, tensor, tensor_member, constexpr, _unwrap
+
+# ---------------------------------------------------------------------------
+# programming model
+# ---------------------------------------------------------------------------
+
+
+@builtin
+def program_id(axis):
+    """The index of the current program along grid ``axis`` (0, 1 or 2), an int32 scalar."""
+    return st.program_id(axis)
+
+
+@builtin
+def num_programs(axis):
+    """The number of programs along grid ``axis`` (0, 1 or 2), an int32 scalar."""
+    return st.num_programs(axis)
+
+
+# ---------------------------------------------------------------------------
+# creation
+# ---------------------------------------------------------------------------
+
+
+@builtin
+def arange(start, end):
+    """int32 tile ``[start, ..., end - 1]``; bounds are constexprs and ``end - start`` is a power of 2."""
+    return st.arange(start, end)
+
+
+@builtin
+def full(shape, value, dtype):
+    """A tile of ``shape`` (constexpr ints) filled with ``value`` converted to ``dtype``."""
+    return st.full(shape, value, dtype)
+
+
+@builtin
+def zeros(shape, dtype):
+    """A tile of ``shape`` filled with zeros of ``dtype``."""
+    return st.full(shape, 0, dtype)
+
+
+@builtin
+def zeros_like(input):
+    """Zeros with the shape and dtype of ``input``."""
+    input = sem.to_tensor(input)
+    return st.full(input.shape, 0, input.dtype)
+
+
+@builtin
+def full_like(input, value, dtype=None):
+    """A tile with the shape of ``input`` filled with ``value`` (dtype defaults to input's)."""
+    input = sem.to_tensor(input)
+    return st.full(input.shape, value, dtype if dtype is not None else input.dtype)
+
+
+@builtin
+def to_tensor(x):
+    """``x`` as a tensor (Python numbers become constants of Triton's default type)."""
+    return sem.to_tensor(x)
+
+
+@builtin
+def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
+    """``input`` converted to ``dtype`` (or its bits reinterpreted with ``bitcast=True``)."""
+    return sem.bitcast(input, dtype) if bitcast else sem.cast(input, dtype)
+
+
+# ---------------------------------------------------------------------------
+# shapes
+# ---------------------------------------------------------------------------
+
+
+def _shape_args(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(shape)
+
+
+@tensor_member
+@builtin
+def broadcast_to(input, *shape):
+    """Broadcast ``input`` to ``shape`` (numpy rules; scalars are splatted)."""
+    return st.broadcast_to(input, _shape_args(shape))
+
+
+@builtin
+def broadcast(input, other):
+    """Broadcast two tensors to their common shape; returns both."""
+    return st.broadcast(input, other)
+
+
+@tensor_member
+@builtin
+def reshape(input, *shape, can_reorder=False):
+    """Row-major reshape of ``input`` to ``shape`` (same number of elements)."""
+    return st.reshape(input, _shape_args(shape), can_reorder)
+
+
+@tensor_member
+@builtin
+def view(input, *shape):
+    """Same as :func:`reshape` (Triton allows reordering; tilejit keeps row-major order)."""
+    return st.reshape(input, _shape_args(shape), True)
+
+
+@tensor_member
+@builtin
+def ravel(input, can_reorder=False):
+    """Flatten ``input`` to one dimension."""
+    input = sem.to_tensor(input)
+    return st.reshape(input, (input.numel,), can_reorder)
+
+
+@tensor_member
+@builtin
+def expand_dims(input, axis):
+    """Insert a dimension of size 1 at ``axis`` (an int or a sequence of ints)."""
+    return st.expand_dims(input, axis)
+
+
+@tensor_member
+@builtin
+def permute(input, *dims):
+    """Permute the dimensions of ``input``: result dim i is source dim ``dims[i]``."""
+    return st.permute(input, _shape_args(dims))
+
+
+@tensor_member
+@builtin
+def trans(input, *dims):
+    """Transpose: ``trans(x)`` swaps the two dims of a 2-d tile; ``trans(x, *dims)`` permutes."""
+    return st.trans(input, _shape_args(dims))
+
+
+# ---------------------------------------------------------------------------
+# memory and selection
+# ---------------------------------------------------------------------------
+
+
+@builtin
+def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
+         eviction_policy="", volatile=False):
+    """Load from ``pointer`` (a pointer or tile of pointers).  Lanes where ``mask`` is
+    false read nothing and yield ``other`` (0 when absent), cast to the pointee type."""
+    if boundary_check or padding_option:
+        raise ValueError("block pointers (boundary_check, padding_option) are not supported")
+    return st.load(pointer, mask, other, cache_modifier, eviction_policy, volatile)
+
+
+@builtin
+def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
+    """Store ``value`` (broadcast and cast to the pointee type) where ``mask`` holds."""
+    if boundary_check:
+        raise ValueError("block pointers (boundary_check) are not supported")
+    return st.store(pointer, value, mask, cache_modifier, eviction_policy)
+
+
+@builtin
+def where(condition, x, y):
+    """Elementwise ``x`` where ``condition`` else ``y`` (broadcast, with type promotion)."""
+    return st.where(condition, x, y)
+
+
+# ---------------------------------------------------------------------------
+# arithmetic helpers
+# ---------------------------------------------------------------------------
+
+
+@builtin
+def minimum(x, y, propagate_nan=None):
+    """Elementwise minimum (a NaN operand yields the other operand)."""
+    return sem.minimum(x, y)
+
+
+@builtin
+def maximum(x, y, propagate_nan=None):
+    """Elementwise maximum (a NaN operand yields the other operand)."""
+    return sem.maximum(x, y)
+
+
+@builtin
+def clamp(x, min, max, propagate_nan=None):
+    """``minimum(maximum(x, min), max)`` for floating-point ``x``."""
+    return sem.minimum(sem.maximum(x, min), max)
+
+
+@tensor_member
+@builtin
+def cdiv(x, div):
+    """Ceiling division ``(x + div - 1) // div``."""
+    if not isinstance(x, tensor) and not isinstance(div, tensor):
+        return (x + div - 1) // div
+    return sem.floordiv(sem.sub(sem.add(x, div), 1), div)
+
+
+@tensor_member
+@builtin
+def sigmoid(x):
+    """``1 / (1 + exp(-x))`` (fp16 inputs give fp32, as in Triton)."""
+    return sem.truediv(1, sem.add(1, st.math_unary(sem.minus(x), "exp")))
+
+
+@tensor_member
+@builtin
+def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
+    """``exp(x - max(x, dim)) / sum(exp(...), dim)`` along ``dim`` (default 0)."""
+    dim = 0 if dim is None else dim
+    z = sem.sub(x, max(x, dim, keep_dims=keep_dims))
+    num = st.math_unary(z, "exp")
+    den = sum(num, dim, keep_dims=keep_dims)
+    return sem.fdiv(num, den, ieee_rounding)
+
+
+@builtin
+def add(x, y, sanitize_overflow=True):
+    """``x + y``."""
+    return sem.add(x, y)
+
+
+@builtin
+def sub(x, y, sanitize_overflow=True):
+    """``x - y``."""
+    return sem.sub(x, y)
+
+
+@builtin
+def mul(x, y, sanitize_overflow=True):
+    """``x * y``."""
+    return sem.mul(x, y)
+
+
+@builtin
+def fdiv(x, y, ieee_rounding=False):
+    """Floating-point ``x / y``."""
+    return sem.fdiv(x, y, ieee_rounding)
+
+
+# ---------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------
+
+
+def _promote(x, dtype):
+    return sem.cast(x, dtype) if dtype is not None else x
+
+
+@tensor_member
+@builtin
+def sum(input, axis=None, keep_dims=False, dtype=None):
+    """Sum over ``axis`` (all axes when None).  Narrow integers accumulate in 32 bits
+    (signed -> int32, unsigned and int1 -> uint32) and bf16 in fp32, as in Triton."""
+    input = sem.to_tensor(input)
+    input = _promote(input, dtype if dtype is not None else st.sum_dtype(input.dtype))
+    return st.reduce(input, axis, "sum", keep_dims)
+
+
+@tensor_member
+@builtin
+def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+    """Maximum over ``axis``; with ``return_indices`` also the int32 index of the first maximum.
+    Types narrower than 32 bits are promoted to fp32 / int32 first (as in Triton)."""
+    input = sem.to_tensor(input)
+    if return_indices:
+        input = _promote(input, float32 if input.dtype.name == "bf16" else None)
+        return (st.reduce(input, axis, "max", keep_dims), st.reduce(input, axis, "argmax", keep_dims))
+    return st.reduce(_promote(input, st.minmax_dtype(input.dtype)), axis, "max", keep_dims)
+
+
+@tensor_member
+@builtin
+def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+    """Minimum over ``axis``; with ``return_indices`` also the int32 index of the first minimum.
+    Types narrower than 32 bits are promoted to fp32 / int32 first (as in Triton)."""
+    input = sem.to_tensor(input)
+    if return_indices:
+        input = _promote(input, float32 if input.dtype.name == "bf16" else None)
+        return (st.reduce(input, axis, "min", keep_dims), st.reduce(input, axis, "argmin", keep_dims))
+    return st.reduce(_promote(input, st.minmax_dtype(input.dtype)), axis, "min", keep_dims)
+
+
+@tensor_member
+@builtin
+def argmax(input, axis, tie_break_left=True, keep_dims=False):
+    """int32 index of the first maximum along ``axis``."""
+    input = sem.to_tensor(input)
+    input = _promote(input, float32 if input.dtype.name == "bf16" else None)
+    return st.reduce(input, axis, "argmax", keep_dims)
+
+
+@tensor_member
+@builtin
+def argmin(input, axis, tie_break_left=True, keep_dims=False):
+    """int32 index of the first minimum along ``axis``."""
+    input = sem.to_tensor(input)
+    input = _promote(input, float32 if input.dtype.name == "bf16" else None)
+    return st.reduce(input, axis, "argmin", keep_dims)
+
+
+@tensor_member
+@builtin
+def xor_sum(input, axis=None, keep_dims=False):
+    """Bitwise xor of the elements along ``axis`` (integers only)."""
+    return st.reduce(input, axis, "xor_sum", keep_dims)
+
+
+# ---------------------------------------------------------------------------
+# dot
+# ---------------------------------------------------------------------------
+
+
+@builtin
+def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
+        out_dtype=float32):
+    """Matrix product of 2-d tiles ``input @ other`` (+ ``acc``).  int8 inputs give int32,
+    fp64 gives fp64, other float inputs give ``out_dtype`` (fp32 by default)."""
+    return st.dot(input, other, acc, input_precision, allow_tf32, max_num_imprecise_acc, out_dtype)
+
+
+# ---------------------------------------------------------------------------
+# compiler hints
+# ---------------------------------------------------------------------------
+
+
+@builtin
+def multiple_of(input, values):
+    """Claim every element of ``input`` is a multiple of ``values`` (one per dim)."""
+    return st.hint("multiple_of", input, values)
+
+
+@builtin
+def max_contiguous(input, values):
+    """Claim the first ``values`` elements along each dim are contiguous."""
+    return st.hint("max_contiguous", input, values)
+
+
+@builtin
+def max_constancy(input, values):
+    """Claim runs of ``values`` equal elements along each dim."""
+    return st.hint("max_constancy", input, values)
+
+
+@builtin
+def debug_barrier():
+    """A no-op on this compiler (programs never share memory)."""
+    return None
+
+
+# ---------------------------------------------------------------------------
+# iteration
+# ---------------------------------------------------------------------------
+
+
+def _range_args(arg1, arg2, step):
+    if arg2 is None:
+        return 0, arg1, 1 if step is None else step
+    return arg1, arg2, 1 if step is None else step
+
+
+class range:  # noqa: N801
+    """``for i in tl.range(start, end, step)``: a loop with runtime bounds (scf.for).
+    Extra Triton options (num_stages, loop_unroll_factor, ...) are accepted and ignored."""
+
+    def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
+                 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False):
+        self.start, self.end, self.step = (_unwrap(a) for a in _range_args(arg1, arg2, step))
+
+    def __iter__(self):
+        raise RuntimeError("tl.range can only be iterated inside a @tilejit.jit kernel")
+
+
+class static_range:  # noqa: N801
+    """``for i in tl.static_range(start, end, step)``: unrolled at compile time; the
+    bounds must be constexprs."""
+
+    def __init__(self, arg1, arg2=None, step=None):
+        start, end, step = (_unwrap(a) for a in _range_args(arg1, arg2, step))
+        for name, v in (("start", start), ("end", end), ("step", step)):
+            if isinstance(v, tensor) or not isinstance(v, int) or isinstance(v, bool):
+                raise TypeError(f"static_range {name} must be a tl.constexpr int, got {_describe(v)}")
+        if step == 0:
+            raise ValueError("static_range step must not be zero")
+        self.start, self.end, self.step = start, end, step
+
+    def __iter__(self):
+        return iter(_py.range(self.start, self.end, self.step))
+
+
+def _describe(v):
+    return f"a runtime tensor of type {v.type}" if isinstance(v, tensor) else repr(v)
+
+
+# ---------------------------------------------------------------------------
+# compile-time and debugging
+# ---------------------------------------------------------------------------
+
+
+@builtin
+def static_assert(cond, msg=""):
+    """Fail compilation when the constexpr ``cond`` is false."""
+    if isinstance(cond, tensor):
+        raise TypeError("static_assert needs a tl.constexpr condition, got a runtime tensor; "
+                        "use tl.device_assert")
+    if not cond:
+        raise AssertionError(f"static_assert failed: {msg}" if msg else "static_assert failed")
+
+
+@builtin
+def static_print(*values, sep=" ", end="\n", file=None, flush=False):
+    """Print compile-time values while the kernel is compiled."""
+    _py.print(*values, sep=sep, end=end, file=file, flush=flush)
+
+
+@builtin
+def device_assert(cond, msg="", mask=None):
+    """At run time, fail with ``msg`` where ``cond`` is false (for lanes where ``mask`` holds)."""
+    st.device_assert(cond, msg, mask)
+
+
+@builtin
+def device_print(prefix, *args, hex=False):
+    """At run time, print ``prefix`` and the values of ``args`` (every program prints)."""
+    st.device_print(prefix, args, hex)
+
+
+def _is_dtype(x):
+    return isinstance(x, (DType, PointerType))
