@@ -129,56 +129,123 @@ def _array_device_stream(obj):
     return None
 
 
+_FMT = {("int", 8): "b", ("int", 16): "h", ("int", 32): "i", ("int", 64): "q",
+        ("uint", 8): "B", ("uint", 16): "H", ("uint", 32): "I", ("uint", 64): "Q",
+        ("float", 32): "f", ("float", 64): "d"}
+
+
+def _struct_code(t):
+    """struct code of a parameter, or None when it needs T.pack_param (fp16, bf16, bool)."""
+    if isinstance(t, T.PointerType):
+        return "Q"
+    return _FMT.get((t.kind, t.bits))
+
+
 class Launcher:
-    """Launches one compiled kernel; packs parameters into a reused buffer."""
+    """Launches one compiled kernel; packs parameters into a reused buffer with one
+    precompiled ``struct`` format (the fast path for pointers, ints and floats)."""
 
     def __init__(self, kernel):
+        import struct
         self.kernel = kernel
         self.types = kernel.arg_types
         sizes = [len(T.pack_param(t, 0)) for t in self.types]
-        self.offsets, off = [], 0
-        for s in sizes:
-            off = (off + s - 1) // s * s
+        self.offsets, off, fmt = [], 0, "<"
+        for s, t in zip(sizes, self.types):
+            pad = (off + s - 1) // s * s - off
+            fmt += "x" * pad
+            off += pad
             self.offsets.append(off)
             off += s
+            fmt += _struct_code(t) or f"{s}s"
+        self.slow = [i for i, t in enumerate(self.types) if _struct_code(t) is None]
+        self.ptr_mask = [(1 << 64) - 1 if isinstance(t, T.PointerType) else None for t in self.types]
+        self.packer = struct.Struct(fmt)
         self.buf = ctypes.create_string_buffer(max(off, 8))
         base = ctypes.addressof(self.buf)
         self.ptrs = (ctypes.c_void_p * max(1, len(sizes)))(*[base + o for o in self.offsets])
+        self.params_addr = ctypes.addressof(self.ptrs)
         self.block = kernel.num_warps * 32
+        self.cu = None
+        self.cache = {}       # device ordinal -> CUfunction
+
+    def _load_cu(self):
+        self.cu = _cu()
+        return self.cu
 
     def _pack(self, values):
-        for t, off, v in zip(self.types, self.offsets, values):
-            b = T.pack_param(t, v)
-            ctypes.memmove(ctypes.addressof(self.buf) + off, b, len(b))
+        if self.slow:
+            values = list(values)
+            for i in self.slow:
+                values[i] = T.pack_param(self.types[i], values[i])
+        try:
+            self.packer.pack_into(self.buf, 0, *values)
+        except Exception:     # negative pointers, out-of-range ints: wrap as the ABI does
+            vals = [T.pack_param(t, v) for t, v in zip(self.types, values)]
+            for o, b in zip(self.offsets, vals):
+                ctypes.memmove(ctypes.addressof(self.buf) + o, b, len(b))
 
     def __call__(self, grid, args, stream=None, device=None, **_ignored):
-        import numpy as np
-        host = [o for o in args.keepalive if isinstance(o, np.ndarray)]
+        ordinal, stream0, host = _placement(args, device)
         if host:
             return _staged_launch(self, grid, args, host)
-        ordinal, stream0 = device, None
-        for obj in args.keepalive:
-            ds = _array_device_stream(obj)
-            if ds is None:
-                continue
-            if ordinal is not None and ds[0] != ordinal and device is None:
-                names = ", ".join(b.name for b in args.buffers)
-                raise ValueError(f"arrays on different CUDA devices ({ordinal} and {ds[0]}): {names}")
-            ordinal, stream0 = ds
-        ordinal = _default_ordinal() if ordinal is None else ordinal
-        self.run(get_device(ordinal), grid, args.values, stream if stream is not None else (stream0 or 0))
+        self.run(get_device(ordinal), grid, args.values, stream if stream is not None else stream0)
 
     def run(self, dev, grid, values, stream):
-        cu = _cu()
-        fn = dev.function(self.kernel)
-        dev.make_current()
+        fn = self.cache.get(dev.ordinal)
+        if fn is None:
+            fn = self.cache[dev.ordinal] = dev.function(self.kernel)
+        gx, gy, gz = grid
+        if not (gx and gy and gz):
+            return
+        cu = self.cu or self._load_cu()
         with _lock:
             self._pack(values)
-            gx, gy, gz = (int(g) for g in grid)
-            if gx * gy * gz == 0:
-                return
-            check(cu.cuLaunchKernel(fn, gx, gy, gz, self.block, 1, 1, self.kernel.shared,
-                                    int(stream), ctypes.addressof(self.ptrs), 0))
+            err, = cu.cuLaunchKernel(fn, gx, gy, gz, self.block, 1, 1, self.kernel.shared,
+                                          stream, self.params_addr, 0)
+        if int(err) != 0:
+            if int(err) == 201:           # CUDA_ERROR_INVALID_CONTEXT: make ours current, retry
+                dev.make_current()
+                return self.run(dev, grid, values, stream)
+            check((err,))
+
+
+def _placement(args, device):
+    """(device ordinal, stream, host arrays) for a launch's arrays."""
+    torch = sys.modules.get("torch")
+    ordinal, stream, host = device, 0, []
+    first = None
+    for obj in args.keepalive:
+        if torch is not None and isinstance(obj, torch.Tensor):
+            dv = obj.device
+            if dv.type != "cuda":
+                host.append(obj)
+                continue
+            idx = dv.index
+            if first is None:
+                first = idx
+                stream = torch._C._cuda_getCurrentRawStream(idx)
+            elif idx != first and device is None:
+                names = ", ".join(b.name for b in args.buffers)
+                raise ValueError(f"arrays on different CUDA devices ({first} and {idx}): {names}")
+            continue
+        if type(obj).__module__ == "numpy" and hasattr(obj, "__array_interface__"):
+            host.append(obj)
+            continue
+        ds = _array_device_stream(obj)
+        if ds is None:
+            continue
+        if first is not None and ds[0] != first and device is None:
+            names = ", ".join(b.name for b in args.buffers)
+            raise ValueError(f"arrays on different CUDA devices ({first} and {ds[0]}): {names}")
+        if first is None:
+            first, stream = ds
+    if host:
+        import numpy as np
+        host = [h if isinstance(h, np.ndarray) else h.numpy() for h in host]
+    if ordinal is None:
+        ordinal = first if first is not None else _default_ordinal()
+    return ordinal, stream or 0, host
 
 
 def _merge(ranges):
@@ -193,7 +260,6 @@ def _merge(ranges):
 
 def _staged_launch(launcher, grid, args, host_arrays):
     """Copy host (numpy) buffers to the device, launch, synchronise, copy back."""
-    cu = _cu()
     hosts = [(a.__array_interface__["data"][0], a.nbytes) for a in host_arrays]
 
     def is_host(addr):
@@ -202,6 +268,7 @@ def _staged_launch(launcher, grid, args, host_arrays):
                     if b.nbytes and is_host(b.address))
     dev = get_device(_default_ordinal())
     dev.make_current()
+    cu = _cu()
     staged = []
     try:
         for lo, hi in ranges:
