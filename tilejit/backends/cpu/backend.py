@@ -8,8 +8,8 @@ latter computed on first access unless ``options.dump_dir`` is set).
 """
 from __future__ import annotations
 
-import ctypes
 import os
+import struct
 import threading
 import weakref
 from collections.abc import Mapping
@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from .. import Backend, CompiledKernel, register_backend
 from ..llvm import binding
 from .codegen import CHUNK, build_module
-from .runner import (CHUNK_CFUNC, DeviceAssertionError, arg_struct_type, coerce_values,
-                     default_threads, run_parallel)
+from .runner import (ArgBuffer, DeviceAssertionError, arg_format, chunk_function,
+                     coerce_values, default_threads, run_parallel)
 
 _LIBM_DONE = False
 
@@ -61,33 +61,40 @@ class CPUKernel(CompiledKernel):
         super().__init__(func.name, func)
         self.asm = _Asm(llir, llir_opt)
         self._engine = engine                    # keeps the machine code alive
-        self._fn = CHUNK_CFUNC(fn_addr)
+        self._fn = chunk_function(fn_addr)
         self._asserts = asserts
         self._dtypes = [a.value.type.element for a in func.arguments]
-        self._Args = arg_struct_type(self._dtypes)
+        self._nargs = len(self._dtypes)
+        self._fmt = arg_format(self._dtypes)
+        self._size = self._fmt.size + 16
+        self._buf = ArgBuffer(self._size)
+        self._busy = threading.Lock()
         self.num_threads = num_threads or default_threads()
-
-    def pack(self, values):
-        try:
-            return self._Args(*values)
-        except (TypeError, ValueError):
-            return self._Args(*coerce_values(values, self._dtypes))
 
     def launch(self, grid, args, **launch_options):
         gx, gy, gz = grid
         n = gx * gy * gz
         if n <= 0:
             return
-        st = self.pack(args.values)
-        argp = ctypes.addressof(st)
-        err = (ctypes.c_int32 * 4)()
-        threads = launch_options.get("num_threads") or self.num_threads
-        if n == 1 or threads <= 1:
-            self._fn(argp, 0, n, gx, gy, gz, err)
-        else:
-            run_parallel(self._fn, argp, n, gx, gy, gz, err, min(threads, n))
-        if err[0]:
-            self._raise(err)
+        if n >= 2**31:
+            raise ValueError(f"grid {grid} has too many programs ({n})")
+        mine = self._busy.acquire(False)
+        buf = self._buf if mine else ArgBuffer(self._size)
+        try:
+            try:
+                self._fmt.pack_into(buf.raw, 0, *args.values, gx, gy, gz)
+            except (struct.error, TypeError):
+                self._fmt.pack_into(buf.raw, 0, *coerce_values(args.values, self._dtypes), gx, gy, gz)
+            threads = launch_options.get("num_threads") or self.num_threads
+            if n == 1 or threads <= 1:
+                status = self._fn(buf.ptr, 0, n)
+            else:
+                status = run_parallel(self._fn, buf.ptr, n, min(threads, n))
+            if status:
+                self._raise(buf.error(self._nargs))
+        finally:
+            if mine:
+                self._busy.release()
 
     def _raise(self, err):
         op = self._asserts[err[0] - 1]

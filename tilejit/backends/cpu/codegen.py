@@ -6,9 +6,10 @@ ABI (all functions in the module):
   (internal, always inlined): one program.  ``args`` points to one 8-byte slot per
   IR argument: pointers and integers as 64-bit integers, floats as doubles.
   Returns 0, or k+1 when the k-th ``tt.assert`` failed.
-* ``void @run_chunk(ptr args, i64 start, i64 end, i32 nx, i32 ny, i32 nz, ptr err)``:
-  runs programs ``start..end`` of the linearised grid (x fastest); on a failed
-  assert stores ``{code, pid_x, pid_y, pid_z}`` into ``err`` (i32[4]) and returns.
+* ``i32 @run_chunk(ptr args, i32 start, i32 end)``: runs programs ``start..end``
+  of the linearised grid (x fastest).  Slots n, n+1, n+2 of ``args`` (n = number of
+  kernel arguments) hold the grid; on a failed assert it stores
+  ``{code, pid_x, pid_y, pid_z}`` as i32 at slot n+3 and returns the code (else 0).
 """
 from __future__ import annotations
 
@@ -60,18 +61,23 @@ def build_module(func, options, triple: str = "", data_layout: str = ""):
     if not ctx.b.block.is_terminated:
         ctx.b.ret(ir.Constant(I32, 0))
     ctx.em.finish_entry()
-    _build_chunk(module, prog)
+    _build_chunk(module, prog, len(func.arguments))
     return module, ctx.asserts
 
 
-def _build_chunk(module, prog):
-    fty = ir.FunctionType(VOID, [PTR, I64, I64, I32, I32, I32, PTR])
+def _build_chunk(module, prog, nargs):
+    fty = ir.FunctionType(I32, [PTR, I32, I32])
     fn = ir.Function(module, fty, name=CHUNK)
     fn.attributes.add("nounwind")
-    args, start, end, nx, ny, nz, err = fn.args
+    args, start32, end32 = fn.args
     entry, head, body, fail, done = (fn.append_basic_block(n) for n in
                                      ("entry", "head", "body", "fail", "done"))
     b = ir.IRBuilder(entry)
+    start, end = b.sext(start32, I64), b.sext(end32, I64)
+    grid = [b.trunc(b.load(b.gep(args, [ir.Constant(I64, nargs + i)], source_etype=I64), typ=I64), I32)
+            for i in range(3)]
+    nx, ny, nz = grid
+    err = b.gep(args, [ir.Constant(I64, nargs + 3)], source_etype=I64)
     nx64, ny64 = b.zext(nx, I64), b.zext(ny, I64)
     b.branch(head)
     b.position_at_end(head)
@@ -90,6 +96,6 @@ def _build_chunk(module, prog):
     b.position_at_end(fail)
     for k, v in enumerate([status] + pids):
         b.store(v, b.gep(err, [ir.Constant(I64, k)], source_etype=I32))
-    b.ret_void()
+    b.ret(status)
     b.position_at_end(done)
-    b.ret_void()
+    b.ret(ir.Constant(I32, 0))

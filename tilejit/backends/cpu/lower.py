@@ -17,7 +17,7 @@ from ..llvm.scalar import lower_elementwise
 from ..llvm.types import I32, I64, constant, value_type
 from .fusion import FusionPlan
 from .tiles import (BufTile, COST_ARITH, COST_MATH, LazyTile, MATERIALIZE_COST, Tile,
-                    materialize)
+                    materialize, merge_masks)
 
 RULES = RuleTable("cpu lowering")
 
@@ -36,6 +36,7 @@ class ProgramContext:
         self.em = FunctionEmitter(fn)
         self.values: dict = {}
         self.elem_cache: dict = {}
+        self.known_true: set = set()     # ids of mask tiles known to be all true here
         self.plan = FusionPlan(func)
         self.asserts: list = []          # (op) in order; index+1 is the status code
         self.pid = self.nprog = None
@@ -154,7 +155,7 @@ def _elementwise(ctx, op):
     def fn(c, idx):
         return lower_elementwise(c.b, op, [elem_of(c, r, idx) for r in reps], in_dtypes,
                                  out_t.element)
-    ctx.define(op, LazyTile(out_t.shape, out_t.element, fn, cost))
+    ctx.define(op, LazyTile(out_t.shape, out_t.element, fn, cost, merge_masks(*reps)))
 
 
 # --------------------------------------------------------------------------
@@ -173,7 +174,7 @@ def _derived(ctx, op, src, index_map):
     rep = ctx.get(src)
     t = op.result.type
     ctx.set(op.result, LazyTile(t.shape, t.element, lambda c, idx: rep.elem(c, index_map(idx)),
-                                rep.cost))
+                                rep.cost, rep.masks))
 
 
 @RULES.register(ops.BroadcastOp)
@@ -218,7 +219,8 @@ def _reshape(ctx, op):
     if len(op.src.type.shape) == 1 and not isinstance(rep, BufTile):
         strides = strides_of(t.shape)
         ctx.set(op.result, LazyTile(t.shape, t.element,
-                                    lambda c, idx: rep.elem(c, (linear_index(c, idx, strides),)), rep.cost))
+                                    lambda c, idx: rep.elem(c, (linear_index(c, idx, strides),)), rep.cost,
+                                    rep.masks))
         return
     buf = materialize(ctx, rep)
     strides = strides_of(t.shape)

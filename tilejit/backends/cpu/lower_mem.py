@@ -13,7 +13,7 @@ from __future__ import annotations
 from ...ir import ops
 from ..llvm.types import from_storage, storage_type, to_storage, zero_of, value_type
 from .lower import RULES, elem_of
-from .tiles import COST_LOAD, LazyTile, Tile
+from .tiles import COST_LOAD, LazyTile, Tile, merge_masks, versioned
 
 
 def access_width(ctx, op) -> int:
@@ -77,11 +77,13 @@ def _load(ctx, op):
 
     def fn(c, idx):
         p = elem_of(c, ptr, idx)
-        m = elem_of(c, mask, idx) if mask is not None else None
+        if mask is None or id(mask) in c.known_true:
+            return emit_masked_load(c, p, None, None, dt)
         o = elem_of(c, other, idx) if other is not None else None
-        return emit_masked_load(c, p, m, o, dt)
+        return emit_masked_load(c, p, elem_of(c, mask, idx), o, dt)
     cost = COST_LOAD + sum(r.cost for r in (ptr, mask, other) if isinstance(r, Tile))
-    ctx.define(op, LazyTile(op.result.type.shape, dt, fn, cost))
+    masks = merge_masks(ptr, other, mask) + ((mask,) if isinstance(mask, Tile) else ())
+    ctx.define(op, LazyTile(op.result.type.shape, dt, fn, cost, masks))
 
 
 @RULES.register(ops.StoreOp)
@@ -98,6 +100,7 @@ def _store(ctx, op):
     def body(idx):
         p = elem_of(ctx, ptr, idx)
         v = elem_of(ctx, val, idx)
-        m = elem_of(ctx, mask, idx) if mask is not None else None
-        emit_masked_store(ctx, p, v, m, dt)
-    ctx.loop_nest(op.ptr.type.shape, body)
+        known = mask is None or id(mask) in ctx.known_true
+        emit_masked_store(ctx, p, v, None if known else elem_of(ctx, mask, idx), dt)
+    masks = merge_masks(ptr, val, mask) + ((mask,) if isinstance(mask, Tile) else ())
+    versioned(ctx, masks, lambda: ctx.loop_nest(op.ptr.type.shape, body))

@@ -10,7 +10,7 @@ from ...ir.types import int32
 from ..llvm.scalar import apply_binary
 from ..llvm.types import I32, I64, constant, from_storage, storage_type, to_storage
 from .lower import RULES, LoweringError
-from .tiles import BufTile, Tile, linear_index, strides_of
+from .tiles import BufTile, Tile, linear_index, strides_of, versioned
 
 _FAST = ("reassoc", "nsz", "contract")
 
@@ -85,7 +85,7 @@ def _reduce(ctx, op):
         better = _better(b, kind, v, cur, dt)
         b.store(to_storage(b, b.select(better, v, cur), dt), p)
         b.store(b.select(better, b.trunc(idx[axis], I32), b.load(pi, typ=I32)), pi)
-    ctx.loop_nest(op.src.type.shape, body)
+    versioned(ctx, src.masks, lambda: ctx.loop_nest(op.src.type.shape, body))
     res_ptr, res_dt = (accs[1][0], int32) if arg else (acc, dt)
     if op.result.type.is_scalar:
         ctx.set(op.result, from_storage(ctx.b, ctx.b.load(res_ptr, typ=storage_type(res_dt)), res_dt))

@@ -1,38 +1,47 @@
-"""Running a compiled grid: argument packing, the thread pool, device-assert reports."""
+"""Running a compiled grid: argument packing, the thread pool, device-assert reports.
+
+The native entry is ``i32 run_chunk(ptr args, i32 start, i32 end)`` (see codegen).
+It is called through a ctypes function pointer *without* argtypes (the cheapest
+ctypes call: ints go as C ints, the buffer address as a ``c_void_p``); ctypes
+releases the GIL during the call.  Arguments are packed with a precompiled
+``struct.Struct`` into a per-kernel buffer (or a fresh one when another thread is
+using it): one 8-byte slot per kernel argument (pointers/integers as 64-bit
+integers, floats as doubles), then the grid, then the i32[4] error record.
+"""
 from __future__ import annotations
 
 import ctypes
 import itertools
 import os
+import struct
 import threading
 from concurrent.futures import ThreadPoolExecutor
-
-CHUNK_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                               ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p)
 
 
 class DeviceAssertionError(AssertionError):
     """A ``tl.device_assert`` failed in a compiled kernel."""
 
 
-def arg_struct_type(arg_dtypes):
-    """A ctypes Structure with one 8-byte slot per kernel argument."""
-    fields = []
-    for i, dt in enumerate(arg_dtypes):
-        if dt.is_ptr():
-            ct = ctypes.c_uint64
+def chunk_function(addr: int):
+    fn = ctypes.CFUNCTYPE(ctypes.c_int32)(addr)
+    fn.argtypes = None
+    return fn
+
+
+def arg_format(arg_dtypes) -> struct.Struct:
+    codes = []
+    for dt in arg_dtypes:
+        if dt.is_ptr() or dt.kind == "uint":
+            codes.append("Q")
         elif dt.kind == "float":
-            ct = ctypes.c_double
-        elif dt.kind == "uint":
-            ct = ctypes.c_uint64
+            codes.append("d")
         else:
-            ct = ctypes.c_int64
-        fields.append((f"a{i}", ct))
-    return type("KernelArgs", (ctypes.Structure,), {"_fields_": fields})
+            codes.append("q")
+    return struct.Struct("<" + "".join(codes) + "qqq")
 
 
 def coerce_values(values, arg_dtypes):
-    """Slow path: convert numpy scalars, None pointers, out-of-range ints."""
+    """Slow path: None pointers, out-of-range ints, odd scalar types."""
     out = []
     for v, dt in zip(values, arg_dtypes):
         if dt.is_ptr():
@@ -43,6 +52,18 @@ def coerce_values(values, arg_dtypes):
             iv = int(v)
             out.append(iv & (2**64 - 1) if dt.kind == "uint" else ((iv + 2**63) % 2**64) - 2**63)
     return out
+
+
+class ArgBuffer:
+    """A packed argument block and its address."""
+
+    def __init__(self, size):
+        self.raw = (ctypes.c_char * size)()
+        self.ptr = ctypes.c_void_p(ctypes.addressof(self.raw))
+
+    def error(self, nargs):
+        rec = (ctypes.c_int32 * 4).from_buffer(self.raw, 8 * (nargs + 3))
+        return list(rec)
 
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
@@ -65,22 +86,27 @@ def pool(n_threads: int) -> ThreadPoolExecutor:
         return p
 
 
-def run_parallel(fn, argp, n, gx, gy, gz, err, n_threads):
-    """Run ``n`` programs on ``n_threads`` threads (the caller is one), in chunks."""
+def run_parallel(fn, argp, n, n_threads) -> int:
+    """Run ``n`` programs on ``n_threads`` threads (the caller is one), in chunks.
+    Returns the first nonzero status seen (0 when every program succeeded)."""
     n_chunks = min(n, n_threads * 8)
     size = -(-n // n_chunks)
     n_chunks = -(-n // size)
     counter = itertools.count()
+    status = [0]
 
     def work():
-        while True:
+        while not status[0]:
             c = next(counter)
-            if c >= n_chunks or err[0]:
+            if c >= n_chunks:
                 return
-            fn(argp, c * size, min(n, (c + 1) * size), gx, gy, gz, err)
+            st = fn(argp, c * size, min(n, (c + 1) * size))
+            if st:
+                status[0] = st
 
     ex = pool(n_threads - 1)
     futs = [ex.submit(work) for _ in range(min(n_threads - 1, n_chunks - 1))]
     work()
     for f in futs:
         f.result()
+    return status[0]

@@ -35,6 +35,7 @@ class Tile:
     """A tile of ``shape`` with element type ``dtype`` (an ir DType/PointerType)."""
 
     cost = 0
+    masks = ()          # masks of the loads fused into this tile (see versioned())
 
     def __init__(self, shape, dtype):
         self.shape = tuple(shape)
@@ -69,7 +70,7 @@ class Tile:
         def body(idx):
             v = to_storage(ctx.b, self.elem(ctx, idx), self.dtype)
             ctx.b.store(v, ctx.b.gep(ptr, [linear_index(ctx, idx, strides)], source_etype=sty))
-        ctx.loop_nest(self.shape, body)
+        versioned(ctx, self.masks, lambda: ctx.loop_nest(self.shape, body))
 
 
 class BufTile(Tile):
@@ -93,10 +94,11 @@ class BufTile(Tile):
 class LazyTile(Tile):
     """A tile computed element by element by ``fn(ctx, idx)`` where it is consumed."""
 
-    def __init__(self, shape, dtype, fn, cost=COST_ARITH):
+    def __init__(self, shape, dtype, fn, cost=COST_ARITH, masks=()):
         super().__init__(shape, dtype)
         self.fn = fn
         self.cost = cost
+        self.masks = tuple(masks)
 
     def _elem(self, ctx, idx):
         return self.fn(ctx, idx)
@@ -118,3 +120,40 @@ def materialize(ctx, tile: Tile) -> BufTile:
     ptr = ctx.alloca(storage_type(tile.dtype), tile.numel)
     tile.materialize_into(ctx, ptr)
     return BufTile(tile.shape, tile.dtype, ptr)
+
+
+def merge_masks(*reps) -> tuple:
+    """Union (by identity, in order) of the ``masks`` of tiles among ``reps``."""
+    out, seen = [], set()
+    for r in reps:
+        for m in getattr(r, "masks", ()):
+            if id(m) not in seen:
+                seen.add(id(m))
+                out.append(m)
+    return tuple(out)
+
+
+def versioned(ctx, masks, emit) -> None:
+    """Emit ``emit()`` twice behind a runtime test: once for when every cheap mask
+    in ``masks`` is all true (those masks then count as known true, so the fused
+    loads and stores are unmasked and vectorize to plain vector moves), once as is."""
+    import llvmlite.ir as ir
+    from ...backends.llvm.types import I1
+    cheap = [m for m in masks if isinstance(m, Tile) and m.cost < COST_LOAD
+             and id(m) not in ctx.known_true]
+    if not cheap:
+        emit()
+        return
+    b = ctx.b
+    slot = ctx.alloca(I1)
+    b.store(ir.Constant(I1, 1), slot)
+    for m in cheap:
+        ctx.loop_nest(m.shape, lambda idx, m=m: b.store(b.and_(b.load(slot, typ=I1), m.elem(ctx, idx)), slot))
+    with b.if_else(b.load(slot, typ=I1)) as (all_true, otherwise):
+        with all_true:
+            saved = set(ctx.known_true)
+            ctx.known_true.update(id(m) for m in cheap)
+            emit()
+            ctx.known_true = saved
+        with otherwise:
+            emit()
