@@ -73,6 +73,17 @@ class JITFunction(KernelInterface):
         from .launch import launch
         return launch(self, args, kwargs, grid)
 
+    def warmup(self, *args, grid=None, **kwargs):
+        """Bind and compile (cached) without launching; returns the compiled kernel."""
+        from .launch import launch
+        return launch(self, args, kwargs, grid, warmup=True)
+
+    @property
+    def cache(self) -> dict:
+        """Compiled kernels of this function, by launch key (in memory)."""
+        launcher = self.__dict__.get("_launcher")
+        return {} if launcher is None else launcher.cache
+
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"
 

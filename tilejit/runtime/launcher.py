@@ -1,0 +1,181 @@
+"""The per-kernel :class:`Launcher`: argument binding, the in-memory cache of
+compiled kernels, compilation (frontend -> passes -> backend) and stage dumps."""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+
+from ..backends import Buffer, LaunchArgs, get_backend
+from .launch import LAUNCH_OPTIONS, binder_for, choose_backend, normalize_grid
+from .options import get_options
+
+_EMPTY = inspect.Parameter.empty
+
+
+class Launcher:
+    """Binds launches of one JITFunction; ``cache`` maps keys to compiled kernels."""
+
+    def __init__(self, jitfn):
+        self.fn = jitfn
+        self.name = jitfn.__name__
+        self.params = list(jitfn.params)
+        self.names = [p.name for p in self.params]
+        self.index = {p.name: i for i, p in enumerate(self.params)}
+        self.is_constexpr = [p.is_constexpr for p in self.params]
+        self.specialize = [not p.do_not_specialize for p in self.params]
+        self.defaults = [p.default for p in self.params]
+        self.cache: dict = {}
+
+    # ------------------------------------------------------------ binding
+    def bind(self, args, kwargs) -> list:
+        """Positional + keyword arguments -> one value per parameter (defaults filled)."""
+        n = len(self.params)
+        if len(args) > n:
+            raise TypeError(f"{self.name}() takes {n} argument{'s' if n != 1 else ''} "
+                            f"but {len(args)} were given")
+        vals = list(args)
+        if len(vals) < n:
+            vals.extend([_EMPTY] * (n - len(vals)))
+        for k, v in kwargs.items():
+            i = self.index.get(k)
+            if i is None:
+                raise TypeError(f"{self.name}() got an unexpected keyword argument '{k}'")
+            if i < len(args):
+                raise TypeError(f"{self.name}() got multiple values for argument '{k}'")
+            vals[i] = v
+        for i, v in enumerate(vals):
+            if v is _EMPTY:
+                d = self.defaults[i]
+                if d is _EMPTY:
+                    raise TypeError(f"{self.name}() missing required argument '{self.names[i]}'"
+                                    f"{' (a tl.constexpr)' if self.is_constexpr[i] else ''}")
+                vals[i] = d
+        return vals
+
+    def __call__(self, args, kwargs, grid, warmup=False):
+        lopts = ()
+        if kwargs:
+            if any(k in kwargs for k in LAUNCH_OPTIONS):
+                kwargs = dict(kwargs)
+                lopts = tuple((k, kwargs.pop(k)) for k in LAUNCH_OPTIONS if k in kwargs)
+            for k in ("stream", "device", "warmup"):   # accepted for Triton scripts, no effect here
+                if k in kwargs and k not in self.index:
+                    kwargs = dict(kwargs)
+                    kwargs.pop(k)
+        vals = self.bind(args, kwargs)
+        keys, values, buffers, consts = [], [], [], []
+        device = "cpu"
+        names = self.names
+        for i, v in enumerate(vals):
+            if self.is_constexpr[i] or v is None:
+                cv = getattr(v, "value", v) if type(v).__name__ == "constexpr" else v
+                consts.append((names[i], _hashable(cv)))
+                continue
+            b = binder_for(type(v))
+            if b is None:
+                raise TypeError(f"{self.name}: argument '{names[i]}' has unsupported type "
+                                f"{type(v).__module__}.{type(v).__qualname__} (expected an int, "
+                                "float, bool, None or an array)")
+            try:
+                key, lv, info = b(v, self.specialize[i])
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"{self.name}: argument '{names[i]}': {e}") from None
+            keys.append(key)
+            values.append(lv)
+            if info is not None:
+                buffers.append(Buffer(names[i], info.lo, info.nbytes, info.itemsize))
+                if info.device != "cpu":
+                    device = info.device
+        options = get_options()
+        backend = choose_backend(options, device)
+        key = (tuple(keys), tuple(consts), lopts, options, backend)
+        kernel = self.cache.get(key)
+        if kernel is None:
+            kernel = self.cache[key] = self.compile(vals, keys, consts, lopts, options, backend, key)
+        if warmup:
+            return kernel
+        g = grid if type(grid) is tuple and len(grid) == 3 and all(type(x) is int for x in grid) \
+            else normalize_grid(grid, self._meta(vals, lopts) if callable(grid) else None, self.name)
+        if g[0] and g[1] and g[2]:
+            kernel.launch(g, LaunchArgs(values, buffers, vals), **dict(lopts))
+        return kernel
+
+    def _meta(self, vals, lopts) -> dict:
+        meta = {n: (getattr(v, "value", v) if type(v).__name__ == "constexpr" else v)
+                for n, v in zip(self.names, vals)}
+        meta.update(lopts)
+        return meta
+
+    # ------------------------------------------------------------ compile
+    def compile(self, vals, keys, consts, lopts, options, backend, key):
+        from ..frontend import build_ir
+        from ..ir.types import dtype_from_name
+        arg_types, spec = {}, {}
+        it = iter(keys)
+        for i, v in enumerate(vals):
+            if self.is_constexpr[i] or v is None:
+                continue
+            k = next(it)
+            arg_types[self.names[i]] = dtype_from_name(k[0])
+            spec[self.names[i]] = (16 if k[1] == 16 else 1, k[1] == 1)
+        constexprs = {n: (getattr(v, "value", v) if type(v).__name__ == "constexpr" else v)
+                      for n, v in zip(self.names, vals)
+                      if self.is_constexpr[self.index[n]] or v is None}
+        dump = _dumper(options, self.fn, key)
+        func = build_ir(self.fn, arg_types, constexprs, spec)
+        for a in func.arguments:       # record the specialization on the IR arguments
+            d, one = spec.get(a.name, (1, False))
+            a.divisibility = max(a.divisibility, d)
+            a.equal_to_1 = a.equal_to_1 or one
+        for k, v in lopts:
+            func.attrs[k] = v
+        if dump:
+            dump("ttir", _print(func))
+        try:
+            from ..transforms import run_pipeline
+        except ImportError:
+            run_pipeline = None
+        if run_pipeline is not None:
+            func = run_pipeline(func, options, dump=dump)
+        kernel = get_backend(backend).compile(func, options)
+        if dump:
+            for stage, text in (getattr(kernel, "asm", None) or {}).items():
+                dump(stage, text if isinstance(text, str) else repr(text))
+        return kernel
+
+
+def _hashable(v):
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return ("unhashable", type(v).__qualname__, repr(v))
+
+
+def _print(func) -> str:
+    try:
+        from ..ir.printer import print_function
+        return print_function(func)
+    except Exception as e:  # the printer is another part's; never fail a launch on it
+        return f"<tile IR of {func.name}: printer failed: {e}>"
+
+
+def _dumper(options, fn, key):
+    """``dump(stage, text)`` writing <dump_dir>/<kernel>-<hash>/<NN-stage>.txt, or None."""
+    if not options.dump_dir:
+        return None
+    h = hashlib.sha256((fn.src + repr(key)).encode()).hexdigest()[:12]
+    directory = os.path.join(options.dump_dir, f"{fn.__name__}-{h}")
+    counter = [0]
+
+    def dump(stage: str, text: str) -> None:
+        os.makedirs(directory, exist_ok=True)
+        counter[0] += 1
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stage)
+        path = os.path.join(directory, f"{counter[0]:02d}-{safe}.txt")
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    return dump
