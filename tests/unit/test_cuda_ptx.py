@@ -410,3 +410,72 @@ def test_backend_registered_and_unavailable_without_gpu():
     be = get_backend("cuda")
     assert be.name == "cuda"
     assert isinstance(be.is_available(), bool)
+
+
+# ---------------------------------------------------------------------------
+# tilejit.compile from Python source (needs the frontend)
+# ---------------------------------------------------------------------------
+def _frontend():
+    try:
+        from tilejit.frontend import build_ir  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+needs_frontend = pytest.mark.skipif(not _frontend(), reason="frontend not available yet")
+
+
+def _jit_kernels():
+    import tilejit
+    import tilejit.language as tl
+
+    @tilejit.jit
+    def copy(x, y, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(y + offs, tl.load(x + offs, mask=m), mask=m)
+
+    @tilejit.jit
+    def scatter741(in_ptr0, in_ptr1, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+        xnumel = 2000
+        xoffset = tl.program_id(0) * XBLOCK
+        xindex = xoffset + tl.reshape(tl.arange(0, XBLOCK), [XBLOCK])
+        xmask = xindex < xnumel
+        x2 = xindex
+        x0 = xindex % 1000
+        x1 = (xindex // 1000)
+        tmp0 = tl.load(in_ptr0 + x2, xmask)
+        tmp1 = tl.load(in_ptr1 + x2, xmask)
+        tl.store(out_ptr0 + x0 + (1000 * tmp0) + (196000 * x1) + tl.zeros([XBLOCK], tl.int32), tmp1, xmask)
+    return copy, scatter741
+
+
+@needs_frontend
+@pytest.mark.parametrize("target", ["cuda:80", "cuda:90"])
+def test_compile_api_741_from_source(target):
+    import tilejit
+    _, k741src = _jit_kernels()
+    ker = tilejit.compile(k741src, signature={0: "*i64", 1: "*fp32", 2: "*fp32", 3: "i32"},
+                          constexprs={"XBLOCK": 1024}, divisible_by_16=(0, 1, 2), target=target)
+    ptx = ker.asm["ptx"]
+    assert {"ttir", "llir", "ptx"} <= set(ker.asm)
+    assert not any(".v2" in s or ".v4" in s for s in _stores(ptx))
+    if _have_analysis():   # in_ptr0 + x2 and in_ptr1 + x2 are contiguous and aligned
+        assert re.search(r"ld\.global(\.\w+)*\.v2\.b64", ptx), ptx
+        assert re.search(r"ld\.global(\.\w+)*\.v4\.b32", ptx), ptx
+    if tgt.find_ptxas():
+        tgt.ptxas(ptx, int(target.split(":")[1]))
+
+
+@needs_frontend
+def test_compile_api_copy_vectorises_only_when_specialised():
+    import tilejit
+    copy, _ = _jit_kernels()
+    sig = {"x": "*fp32", "y": "*fp32", "n": "i32"}
+    spec = tilejit.compile(copy, signature=sig, constexprs={"BLOCK": 1024}, divisible_by_16=("x", "y", "n"),
+                           target="cuda:90").asm["ptx"]
+    plain = tilejit.compile(copy, signature=sig, constexprs={"BLOCK": 1024}, target="cuda:90").asm["ptx"]
+    assert not re.search(r"\.global(\.\w+)*\.v[24]", plain)      # alignment unknown: scalar
+    if _have_analysis():
+        assert re.search(r"ld\.global(\.\w+)*\.v4\.b32", spec) and re.search(r"st\.global(\.\w+)*\.v4\.b32", spec)
