@@ -426,10 +426,11 @@ def _frontend():
 needs_frontend = pytest.mark.skipif(not _frontend(), reason="frontend not available yet")
 
 
-def _jit_kernels():
-    import tilejit
-    import tilejit.language as tl
+import tilejit  # noqa: E402
+import tilejit.language as tl  # noqa: E402
 
+
+def _jit_kernels():
     @tilejit.jit
     def copy(x, y, n, BLOCK: tl.constexpr):
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
