@@ -146,6 +146,8 @@ def _elementwise(ctx, op):
     in_dtypes = [s.type.element for s in srcs]
     out_t = op.result.type
     reps = [ctx.get(s) for s in srcs]
+    if isinstance(op, ops.AddOp) and fold_add_into_dot(ctx, op, reps) is not None:
+        return
     if out_t.is_scalar:
         ctx.set(op.result, lower_elementwise(ctx.b, op, reps, in_dtypes, out_t.element))
         return
@@ -235,3 +237,4 @@ def _hint(ctx, op):
 
 # rules in sibling modules register themselves
 from . import lower_mem, lower_reduce, lower_dot, lower_cf  # noqa: E402,F401
+from .lower_dot import fold_add_into_dot  # noqa: E402

@@ -33,8 +33,8 @@ def _converted(ctx, tile, dt):
 class DotTile(Tile):
     """``a @ b + acc`` evaluated when materialized (into its final buffer)."""
 
-    def __init__(self, a: BufTile, b: BufTile, acc: Tile, out_dtype, cdt):
-        super().__init__(acc.shape, out_dtype)
+    def __init__(self, a: BufTile, b: BufTile, acc, out_dtype, cdt):
+        super().__init__((a.shape[0], b.shape[1]), out_dtype)
         self.a, self.b, self.acc, self.cdt = a, b, acc, cdt
         self.cost = 1000
 
@@ -176,6 +176,34 @@ def _int_kernel(ctx, d: DotTile, out_ptr):
     ctx.loop_nest((M, N), body)
 
 
+def _is_zero_const(v) -> bool:
+    op = v.op
+    return isinstance(op, ops.ConstantOp) and op.value == 0
+
+
+def fold_add_into_dot(ctx, op, reps):
+    """``dot(a, b, 0) + c`` (the dot's only use) -> ``dot(a, b, c)``; else None."""
+    for i, r in enumerate(reps):
+        if isinstance(r, DotTile) and r.acc is None:
+            other = reps[1 - i]
+            if not isinstance(other, Tile):
+                return None
+            if not isinstance(other, BufTile) and other.cost > 0:
+                other = materialize(ctx, other)
+            tile = DotTile(r.a, r.b, other, op.result.type.element, r.cdt)
+            _bind(ctx, op, tile)
+            return tile
+    return None
+
+
+def _bind(ctx, op, tile):
+    users = ctx.plan.user_ops(op.result)
+    if len(users) == 1 and isinstance(users[0], ops.YieldOp) and users[0].parent is op.parent:
+        ctx.set(op.result, tile)          # written by the yield into the carried buffer
+    else:
+        ctx.set(op.result, materialize(ctx, tile))
+
+
 @RULES.register(ops.DotOp)
 def _dot(ctx, op):
     acc_t = op.acc.type.element
@@ -185,12 +213,13 @@ def _dot(ctx, op):
         cdt = acc_t
     a = _converted(ctx, ctx.get(op.a), cdt)
     bb = _converted(ctx, ctx.get(op.b), cdt)
+    users = ctx.plan.user_ops(op.result)
+    if (acc_t.kind == "float" and _is_zero_const(op.acc) and len(users) == 1
+            and isinstance(users[0], ops.AddOp) and users[0].parent is op.parent
+            and users[0].lhs is not users[0].rhs):
+        ctx.set(op.result, DotTile(a, bb, None, acc_t, cdt))     # folded into the add
+        return
     acc = ctx.get(op.acc)
     if not isinstance(acc, BufTile) and acc.cost > 0:
         acc = materialize(ctx, acc)
-    tile = DotTile(a, bb, acc, acc_t, cdt)
-    users = ctx.plan.user_ops(op.result)
-    if len(users) == 1 and isinstance(users[0], ops.YieldOp) and users[0].parent is op.parent:
-        ctx.set(op.result, tile)          # written by the yield into the carried buffer
-    else:
-        ctx.set(op.result, materialize(ctx, tile))
+    _bind(ctx, op, DotTile(a, bb, acc, acc_t, cdt))

@@ -29,7 +29,7 @@ class FunctionEmitter:
         ptr = self._alloca_b.alloca(ty, size=ir.Constant(I64, count) if count != 1 else None,
                                     name=name)
         ptr.align = align
-        return ptr
+        return self._alloca_b.bitcast(ptr, ir.PointerType())   # an opaque ``ptr``
 
     def new_block(self, name: str) -> ir.Block:
         return self.fn.append_basic_block(name)
