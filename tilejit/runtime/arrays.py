@@ -10,8 +10,6 @@ the kernel's business.
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..ir.types import DType, dtype_from_name, dtype_from_numpy
@@ -20,14 +18,20 @@ _from_buffer = ctypes.c_char.from_buffer
 _addressof = ctypes.addressof
 
 
-@dataclass(frozen=True)
 class ArrayInfo:
-    dtype: DType
-    address: int        # element 0
-    lo: int             # lowest byte address touched by any element
-    nbytes: int         # extent in bytes from lo
-    itemsize: int
-    device: str = "cpu"  # 'cpu' or 'cuda'
+    """dtype; address of element 0; lowest byte address any element touches (lo);
+    extent in bytes from lo; itemsize; device ('cpu' or 'cuda')."""
+
+    __slots__ = ("dtype", "address", "lo", "nbytes", "itemsize", "device")
+
+    def __init__(self, dtype: DType, address: int, lo: int, nbytes: int, itemsize: int,
+                 device: str = "cpu"):
+        self.dtype = dtype
+        self.address = address
+        self.lo = lo
+        self.nbytes = nbytes
+        self.itemsize = itemsize
+        self.device = device
 
 
 _NP_DTYPES: dict = {}
