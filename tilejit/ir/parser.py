@@ -369,7 +369,8 @@ class Parser:
         try:
             op.verify()
         except (ValueError, TypeError, AttributeError) as e:
-            raise self.error(f"{cls.name}: {e}", name_tok) from None
+            msg = str(e) if str(e).startswith(cls.name) else f"{cls.name}: {e}"
+            raise self.error(msg, name_tok) from None
         return op
 
     # ---- generic form ----------------------------------------------------------

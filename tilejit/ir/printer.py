@@ -239,7 +239,8 @@ class Printer:
 
     # ---- helpers ---------------------------------------------------------
     def _loc(self, loc: Loc) -> str:
-        return " " + format_loc(loc) if self.locs else ""
+        # an unknown location is what the parser assumes when there is none: not printed
+        return " " + format_loc(loc) if self.locs and loc != UNKNOWN_LOC else ""
 
     def _emit(self, depth: int, text: str, values=()) -> None:
         self.lines.append(self.indent * depth + text + self._annotation(values))
