@@ -88,10 +88,14 @@ def directives(text: str, name: str) -> list[str]:
     return out
 
 
+_SUPPORT = ("runner.py", "filecheck.py", "irsamples.py", "conftest.py", "__init__.py")
+
+
 def is_golden_file(path: str) -> bool:
     if path.endswith(".tir"):
         return True
-    if not path.endswith(".py") or os.path.basename(path).startswith(("test_", "modes_")):
+    base = os.path.basename(path)
+    if not path.endswith(".py") or base.startswith(("test_", "modes_")) or base in _SUPPORT:
         return False
     with open(path) as f:
         return bool(directives(f.read(), "RUN"))
