@@ -76,8 +76,10 @@ def test_corrupt_object_is_rebuilt(tmp_path):
     assert _call(eng, 4) == 7 * 6
 
 
-def test_reused_by_another_process(tmp_path):
+def test_reused_by_another_process(tmp_path, monkeypatch):
     from tilejit.backends.llvm import binding
+    # pin the compiler fingerprint: other engineers' edits must not change it mid-test
+    monkeypatch.setattr(C, "_FINGERPRINT", ["pinned"])
     C.cpu_compile_cached(_module(11), binding.host_target_machine(), cache=C.FileCache(str(tmp_path)))
     script = textwrap.dedent(f'''
         import ctypes, sys
@@ -86,6 +88,7 @@ def test_reused_by_another_process(tmp_path):
         from tilejit.runtime import cache as C
         from tilejit.backends.llvm import binding
         binding.optimize = None          # would raise if called
+        C._FINGERPRINT[:] = ["pinned"]
         c = C.FileCache({str(tmp_path)!r})
         eng, _ = C.cpu_compile_cached(_module(11), binding.host_target_machine(), cache=c)
         print(_call(eng, 3), c.stats["hits"])

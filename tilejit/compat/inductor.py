@@ -16,11 +16,13 @@ reported with a warning).
 """
 from __future__ import annotations
 
+import contextlib
 import enum
 import hashlib
 import importlib.util
 import os
 import sys
+import types
 import warnings
 from collections import namedtuple
 
@@ -253,15 +255,24 @@ class CachingAutotuner:
         return lambda *args, **kw: self.run(*args, grid=grid, **kw)
 
     def precompile(self):
-        """Compile every config ahead of time when the kernel supports ``warmup``."""
-        warm = getattr(self.fn, "warmup", None)
-        if warm is None or not self.signature:
-            return False
-        names = [p for p in self.fn.arg_names if p not in getattr(self.fn, "constexpr_names", [])]
-        sig = {names[i]: t for i, t in self.signature.items() if isinstance(i, int) and i < len(names)}
+        """Compile every config ahead of time for ``meta``'s signature and claims
+        (``tilejit.compile``); with the disk cache this warms later launches.
+        Returns how many configs were compiled."""
+        from ..runtime.options import get_options
+        opts = get_options()
+        if not self.signature or opts.interpret:
+            return 0
+        from ..runtime.compiler import compile as tj_compile
+        descs = self.meta.get("configs") or [instance_descriptor()]
+        n = 0
         for c in self.configs:
-            warm(*[sig.get(n, "i32") for n in names], grid=(1,), **c.all_kwargs())
-        return True
+            for d in descs:
+                tj_compile(self.fn, signature=self.signature, constexprs=dict(c.kwargs),
+                           divisible_by_16=d.divisible_by_16, equal_to_1=d.equal_to_1,
+                           target=opts.backend or "cpu", num_warps=c.num_warps,
+                           num_stages=c.num_stages)
+                n += 1
+        return n
 
 
 def _decorator(configs_fn, heuristic, meta, triton_meta, filename, inductor_meta, size_hints):
@@ -366,6 +377,19 @@ def _compile_worker(path: str, kernel_name=None) -> bool:
     return bool(_find_kernel(load_kernel_module(path), kernel_name).precompile())
 
 
+@contextlib.contextmanager
+def _hidden_main():
+    """Spawned workers import the parent's ``__main__`` file; hide it while they start
+    (a script run with ``python -m tilejit run`` compiles at import time)."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
 class _PendingKernel:
     def __init__(self, path, kernel_name, future):
         self.path = path
@@ -419,7 +443,10 @@ class AsyncCompile:
         kernel_name = kwargs.get("kernel_name") or (strings[0] if len(strings) > 1 else None)
         path = _write_source(source)
         pool = self.pool()
-        future = pool.submit(_compile_worker, path, kernel_name) if pool is not None else None
+        future = None
+        if pool is not None:
+            with _hidden_main():     # workers must not re-run the calling script
+                future = pool.submit(_compile_worker, path, kernel_name)
         return _PendingKernel(path, kernel_name, future)
 
     def wait(self, scope: dict) -> None:

@@ -228,9 +228,10 @@ class Autotuner(KernelInterface):
             timings[config] = self._bench(*args, config=config, **kwargs)
             elapsed = time.perf_counter() - start
             if elapsed > 1.0 and len(pruned) > 1:
-                shown = True
-                sys.stderr.write(f"\r[tilejit] autotuning {name}: {i + 1}/{len(pruned)} configs, "
-                                 f"{elapsed:.1f}s")
+                tty = getattr(sys.stderr, "isatty", lambda: False)()
+                shown = shown or tty
+                line = f"[tilejit] autotuning {name}: {i + 1}/{len(pruned)} configs, {elapsed:.1f}s"
+                sys.stderr.write("\r" + line if tty else line + "\n")
                 sys.stderr.flush()
         if shown:
             sys.stderr.write("\n")
@@ -286,12 +287,13 @@ class Autotuner(KernelInterface):
 
     # -- disk persistence ------------------------------------------------------
     def _disk_key(self, key):
-        from .cache import kernel_source_key, make_key
+        from .cache import compiler_fingerprint, kernel_source_key, make_key
         from .options import get_options
         from .. import __version__
         opts = get_options()
         backend = "interpreter" if opts.interpret else (opts.backend or "default")
-        return make_key("tilejit-autotune", __version__, kernel_source_key(self.base_fn_jit),
+        return make_key("tilejit-autotune", __version__, compiler_fingerprint(),
+                        kernel_source_key(self.base_fn_jit),
                         [repr(k) for k in key], [str(c) for c in self.configs], backend,
                         [str(n) for n in self.keys])
 

@@ -234,6 +234,28 @@ def _stable(obj):
     return repr(obj)
 
 
+_FINGERPRINT: list = []
+
+
+def compiler_fingerprint() -> str:
+    """Hash of tilejit's own source files (computed once per process), so a change to
+    the compiler never reuses code it compiled before the change."""
+    if not _FINGERPRINT:
+        from .. import __version__
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        h = hashlib.sha256(__version__.encode())
+        for d, dirs, files in sorted(os.walk(root)):
+            dirs.sort()
+            for fn in sorted(files):
+                if fn.endswith(".py"):
+                    full = os.path.join(d, fn)
+                    h.update(os.path.relpath(full, root).encode())
+                    with open(full, "rb") as f:
+                        h.update(hashlib.sha256(f.read()).digest())
+        _FINGERPRINT.append(h.hexdigest())
+    return _FINGERPRINT[0]
+
+
 def make_key(*parts) -> str:
     """Hex SHA-256 over a deterministic encoding of ``parts``."""
     text = json.dumps(_stable(list(parts)), sort_keys=True, separators=(",", ":"))
@@ -309,7 +331,7 @@ def compile_key(jitfn, signature, constexprs, specialization, options, target, e
     ``target``: e.g. ``"cpu:x86_64-unknown-linux-gnu:skylake"`` or ``"cuda:sm_90"``.
     """
     from .. import __version__
-    return make_key("tilejit-compile", __version__, kernel_source_key(jitfn),
+    return make_key("tilejit-compile", __version__, compiler_fingerprint(), kernel_source_key(jitfn),
                     {k: str(v) for k, v in dict(signature).items()},
                     {k: repr(v) for k, v in dict(constexprs).items()},
                     dict(specialization or {}), options_key(options), str(target),
@@ -333,7 +355,7 @@ def llvm_key(llir: str, options=None, target: str | None = None) -> str:
     the target (default: this host's triple, CPU name and features)."""
     import llvmlite
     from .. import __version__
-    return make_key("tilejit-llvm", __version__, llvmlite.__version__, llir,
+    return make_key("tilejit-llvm", __version__, compiler_fingerprint(), llvmlite.__version__, llir,
                     options_key(options), target or _host_cpu_id())
 
 
