@@ -147,12 +147,12 @@ def bench_741(xnumel):
     return row(f"#741 scatter xnumel={xnumel}", "TB/s", 16 * xnumel, t)
 
 
-def bench_matmul(n, BM=64, BN=64, BK=16):
+def bench_matmul(n, BM=128, BN=128, BK=32, warps=8):
     a = torch.randn(n, n, device="cuda", dtype=torch.float16)
     b = torch.randn(n, n, device="cuda", dtype=torch.float16)
     c1 = torch.empty(n, n, device="cuda", dtype=torch.float32)
     c2 = torch.empty_like(c1)
-    kern, _ = tj_kernel(K.matmul_kernel(BM, BN, BK, "fp16"), 4)
+    kern, _ = tj_kernel(K.matmul_kernel(BM, BN, BK, "fp16"), warps)
     grid = (n // BM, n // BN)
     f = tj_launcher(kern, grid, a, b, c1, n, n, n)
     f()
@@ -163,7 +163,8 @@ def bench_matmul(n, BM=64, BN=64, BK=16):
          "triton": do_bench(lambda: tr_matmul[(n // 128, n // 128)](a, b, c2, n, n, n, BM=128, BN=128, BK=64,
                                                                      num_warps=8, num_stages=3), return_mode="median"),
          "torch": do_bench(lambda: torch.matmul(a, b), return_mode="median")}
-    return row(f"matmul fp16 {n}^3", "TFLOP/s", 2 * n ** 3, t, {"tilejit_rel_err": err})
+    return row(f"matmul fp16 {n}^3", "TFLOP/s", 2 * n ** 3, t,
+               {"tilejit_rel_err": err, "tilejit_config": [BM, BN, BK, warps], "tilejit_smem": kern.shared})
 
 
 def bench_launch(calls=2000):
@@ -190,18 +191,23 @@ def bench_launch(calls=2000):
 def bench_compile():
     out = {"name": "cold compile (s)"}
     for label, mk, nw in (("add", lambda: K.add_kernel(1024), 4), ("softmax", lambda: K.softmax_kernel(4096), 8),
-                          ("matmul", lambda: K.matmul_kernel(64, 64, 16), 4)):
+                          ("matmul", lambda: K.matmul_kernel(128, 128, 32), 8)):
         _, secs = tj_kernel(mk(), nw)
         out[f"tilejit_{label}"] = secs
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp()
+    try:
+        triton.knobs.cache.dir = os.environ["TRITON_CACHE_DIR"]
+    except Exception:
+        pass
+    fresh = {k: triton.jit(f.fn) for k, f in (("add", tr_add), ("softmax", tr_softmax), ("matmul", tr_matmul))}
     x = torch.randn(4096 * 4, device="cuda")
     xs = torch.randn(16, 4096, device="cuda")
     a = torch.randn(256, 256, device="cuda", dtype=torch.float16)
     c = torch.empty(256, 256, device="cuda")
-    for label, fn in (("add", lambda: tr_add[(1,)](x, x, x, 4096, BLOCK=2048)),
-                      ("softmax", lambda: tr_softmax[(16,)](xs, xs, 4096, 4096, BLOCK=4096, num_warps=8)),
-                      ("matmul", lambda: tr_matmul[(2, 2)](a, a, c, 256, 256, 256, BM=128, BN=128, BK=64,
-                                                           num_warps=8, num_stages=3))):
+    for label, fn in (("add", lambda: fresh["add"][(1,)](x, x, x, 4096, BLOCK=2048)),
+                      ("softmax", lambda: fresh["softmax"][(16,)](xs, xs, 4096, 4096, BLOCK=4096, num_warps=8)),
+                      ("matmul", lambda: fresh["matmul"][(2, 2)](a, a, c, 256, 256, 256, BM=128, BN=128, BK=64,
+                                                                 num_warps=8, num_stages=3))):
         t0 = time.perf_counter()
         fn()
         torch.cuda.synchronize()

@@ -68,6 +68,8 @@ def _cases():
         if dt == "bf16":
             a, b = ((v.view(np.uint32) >> 16).astype(np.uint16) for v in (a, b))
         yield f"matmul_{dt}", (2, 2), [a, b, np.zeros((64, 64), np.float32), 64, 64, 64], tol
+    a, b = _f32(256, 128, lo=-1, hi=1).astype(np.float16), _f32(128, 256, lo=-1, hi=1).astype(np.float16)
+    yield "matmul_fp16_mma", (2, 2), [a, b, np.zeros((256, 256), np.float32), 256, 256, 128], 1e-3
     yield "control", (1,), [np.zeros(2, np.int32), 27], 0
     for fn in K.MATH_FNS:
         tol = 2e-3 if fn == "tanh" else 2e-5

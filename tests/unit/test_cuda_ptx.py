@@ -222,6 +222,11 @@ def control_kernel():
     return k.done()
 
 
+def _warps(func, n):
+    func.attrs["num_warps"] = n
+    return func
+
+
 MATH_FNS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil", "erf", "tanh")
 
 
@@ -263,6 +268,7 @@ KERNELS = {
     "argmax1d": argmax1d_kernel, "outer_trans": outer_trans_kernel,
     "matmul_fp16": matmul_kernel, "matmul_fp32": lambda: matmul_kernel(dtype="fp32"),
     "matmul_bf16": lambda: matmul_kernel(dtype="bf16"), "control": control_kernel,
+    "matmul_fp16_mma": lambda: _warps(matmul_kernel(128, 128, 32), 8),
     **{f"math_{f}": (lambda f=f: math_kernel(f)) for f in MATH_FNS},
     "math_exp_fp16": lambda: math_kernel("exp", "fp16"), "math_sqrt_fp64": lambda: math_kernel("sqrt", "fp64"),
     **{f"i32_{c.__name__}": (lambda c=c: binop_kernel(c, "i32")) for c in INT_BINOPS},
@@ -274,9 +280,9 @@ KERNELS = {
 }
 
 
-def compile_cuda(func, arch=90, num_warps=4):
+def compile_cuda(func, arch=90, num_warps=None):
     import tilejit
-    return tilejit.compile(func, target=f"cuda:{arch}", num_warps=num_warps)
+    return tilejit.compile(func, target=f"cuda:{arch}", num_warps=num_warps or func.attrs.get("num_warps", 4))
 
 
 needs_ptxas = pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
@@ -351,6 +357,14 @@ def test_scalar_accesses_without_vectorize_option():
     import tilejit
     ker = tilejit.compile(copy_kernel(), target="cuda:90", options=Options(vectorize=False))
     assert not re.search(r"\.global(\.\w+)*\.v[24]", ker.asm["ptx"])
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_dot_uses_mma_sync_for_half_inputs(dtype):
+    ptx = compile_cuda(matmul_kernel(64, 64, 32, dtype), 80).asm["ptx"]
+    kind = "f16" if dtype == "fp16" else "bf16"
+    assert f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32" in ptx
+    assert "mma.sync" not in compile_cuda(matmul_kernel(64, 64, 32, "fp32"), 80).asm["ptx"]
 
 
 def test_dot_and_reductions_use_shared_memory_and_shuffles():

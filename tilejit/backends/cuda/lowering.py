@@ -104,6 +104,15 @@ class Lowering:
             self.values[v] = t
 
     def get(self, value) -> Tile:
+        """The value's tile in the blocked layout (an mma accumulator is converted)."""
+        t = self.values[value]
+        if t.layout is not None and not isinstance(t.layout, Layout):
+            from .rules_mma import to_flat
+            return to_flat(self, t)
+        return t
+
+    def raw(self, value) -> Tile:
+        """The value's tile in whatever layout it was produced."""
         return self.values[value]
 
     # ---- layouts and indices ---------------------------------------------------

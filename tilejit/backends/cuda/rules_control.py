@@ -32,8 +32,30 @@ def _run_region(lw, block, args):
 
 @RULES.register(ops.YieldOp)
 def _yield(lw, op):
-    lw._yielded = [lw.get(v) for v in op.values]
+    lw._yielded = [lw.raw(v) for v in op.values]     # the parent op picks the layouts
     return []
+
+
+def _flat_tiles(lw, tiles):
+    from .rules_mma import to_flat
+    return [to_flat(lw, t) for t in tiles]
+
+
+def _mma_carried(lw, op):
+    """{iter position: MmaLayout} for accumulators fed only through a dot (acc = dot(a, b, acc))."""
+    from .rules_mma import plan_for_dot
+    body = op.body
+    term = body.terminator
+    out = {}
+    if term is None:
+        return out
+    for i, v in enumerate(term.values):
+        d = v.op
+        if isinstance(d, ops.DotOp) and d.acc is body.args[i + 1]:
+            ml = plan_for_dot(lw, d)
+            if ml is not None and getattr(lw, "use_mma", True):
+                out[i] = ml
+    return out
 
 
 @RULES.register(ops.ConditionOp)
@@ -56,7 +78,9 @@ def _for(lw, op):
     b = lw.b
     lb, ub, step = (lw.get(v).scalar for v in (op.lb, op.ub, op.step))
     el = op.lb.type.element
-    inits = [lw.get(v) for v in op.inits]
+    from .rules_mma import to_mma
+    carry = _mma_carried(lw, op)
+    inits = [to_mma(lw, lw.raw(v), carry[i]) if i in carry else lw.get(v) for i, v in enumerate(op.inits)]
     pre = b.block
     head = lw.kernel.append_basic_block("for.head")
     body = lw.kernel.append_basic_block("for.body")
@@ -76,6 +100,7 @@ def _for(lw, op):
     b.position_at_end(body)
     carried = _unflat(phis, inits)
     nxt = _run_region(lw, op.body, [Tile([iv], None)] + carried)
+    nxt = [to_mma(lw, t, carry[i]) if i in carry else _flat_tiles(lw, [t])[0] for i, t in enumerate(nxt)]
     latch = b.block
     iv.add_incoming(b.add(iv, step), latch)
     for p, v in zip(phis, _flat(nxt)):
@@ -99,6 +124,7 @@ def _if(lw, op):
     for bb, region in ((then_bb, op.regions[0]), (else_bb, op.regions[1])):
         b.position_at_end(bb)
         out = _run_region(lw, region.block, []) if region.blocks else []
+        out = _flat_tiles(lw, out or [])
         ends.append((b.block, out or []))
         if not b.block.is_terminated:
             b.branch(merge)
@@ -130,7 +156,7 @@ def _while(lw, op):
     cond, fwd = _run_region(lw, op.regions[0].block, _unflat(phis, inits))
     b.cbranch(cond.scalar, after, exit_)
     b.position_at_end(after)
-    nxt = _run_region(lw, op.regions[1].block, fwd)
+    nxt = _flat_tiles(lw, _run_region(lw, op.regions[1].block, fwd))
     latch = b.block
     for p, v in zip(phis, _flat(nxt)):
         p.add_incoming(v, latch)

@@ -1,0 +1,212 @@
+"""tt.dot on tensor cores: ``mma.sync.m16n8k16`` (sm_80+) for fp16/bf16 inputs with
+fp32 accumulation.
+
+The accumulator lives in the mma fragment layout (:class:`MmaLayout`): the program's
+warps form a ``wm x wn`` grid over the (M, N) tile, and each warp holds
+``mt x nt`` fragments of 16x8, four fp32 values per thread each.  A loop-carried
+accumulator stays in that layout across ``scf.for`` iterations (rules_control asks
+:func:`plan_for_dot`); any other use converts it to the blocked layout through
+shared memory (``Lowering.get``).  A and B go through shared memory each step
+(rows padded by 16 bytes so fragment reads are free of bank conflicts).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ...ir import ops
+from . import types as T
+from .lowering import Tile
+
+PAD = 8   # halves of padding per shared-memory row
+
+
+@dataclass(frozen=True)
+class MmaLayout:
+    shape: tuple
+    wm: int
+    wn: int
+
+    @property
+    def mt(self):
+        return self.shape[0] // (16 * self.wm)
+
+    @property
+    def nt(self):
+        return self.shape[1] // (8 * self.wn)
+
+    @property
+    def nslots(self):
+        return self.mt * self.nt * 4
+
+
+def plan(lw, a_ty, b_ty, acc_ty):
+    """The MmaLayout for a dot, or None when mma.sync does not apply."""
+    ael, bel, cel = a_ty.element, b_ty.element, acc_ty.element
+    if lw.arch < 80 or ael != bel or ael.name not in ("fp16", "bf16") or cel.name != "fp32":
+        return None
+    (M, K), (_, N) = a_ty.shape, b_ty.shape
+    if M % 16 or N % 8 or K % 16:
+        return None
+    best = None
+    W = lw.num_warps
+    wm = 1
+    while wm <= W:
+        wn = W // wm
+        if M % (16 * wm) == 0 and N % (8 * wn) == 0:
+            cost = M // wm + N // wn            # fragment loads per k-step, per warp
+            if best is None or cost < best[0]:
+                best = (cost, MmaLayout((M, N), wm, wn))
+        wm *= 2
+    return None if best is None else best[1]
+
+
+def plan_for_dot(lw, dot_op):
+    return plan(lw, dot_op.a.type, dot_op.b.type, dot_op.acc.type)
+
+
+def _coords(lw, ml):
+    """(row, col) i32 values of every accumulator register of this thread."""
+    b = lw.b
+    g, t = b.lshr(lw.lane, lw.i32(2)), b.and_(lw.lane, lw.i32(3))
+    M, N = ml.shape
+    wr = b.udiv(lw.warp, lw.i32(ml.wn))
+    wc = b.urem(lw.warp, lw.i32(ml.wn))
+    r0 = b.add(b.mul(wr, lw.i32(M // ml.wm)), g)
+    c0 = b.add(b.mul(wc, lw.i32(N // ml.wn)), b.mul(t, lw.i32(2)))
+    out = []
+    for mi in range(ml.mt):
+        for ni in range(ml.nt):
+            for c in range(4):
+                out.append((b.add(r0, lw.i32(mi * 16 + (8 if c >= 2 else 0))),
+                            b.add(c0, lw.i32(ni * 8 + (c & 1)))))
+    return out
+
+
+def to_mma(lw, tile: Tile, ml: MmaLayout) -> Tile:
+    if isinstance(tile.layout, MmaLayout):
+        if tile.layout == ml:
+            return tile
+        tile = to_flat(lw, tile)
+    regs = tile.regs
+    if all(isinstance(r, ir.Constant) and str(r) == str(regs[0]) for r in regs):
+        return Tile([regs[0]] * ml.nslots, ml)
+    M, N = ml.shape
+    base = lw.smem(M * N * 4)
+    lw.barrier()
+    for s, v in enumerate(regs):
+        e = lw.elem_index(tile.layout, s)
+        lw.b.store(v, lw.smem_addr(base, lw.b.mul(e, lw.i32(4)))).align = 4
+    lw.barrier()
+    out = []
+    for r, c in _coords(lw, ml):
+        off = lw.b.mul(lw.b.add(lw.b.mul(r, lw.i32(N)), c), lw.i32(4))
+        v = lw.b.load(lw.smem_addr(base, off), typ=T.F32)
+        v.align = 4
+        out.append(v)
+    return Tile(out, ml)
+
+
+def to_flat(lw, tile: Tile) -> Tile:
+    ml = tile.layout
+    if not isinstance(ml, MmaLayout):
+        return tile
+    M, N = ml.shape
+    base = lw.smem(M * N * 4)
+    lw.barrier()
+    for v, (r, c) in zip(tile.regs, _coords(lw, ml)):
+        off = lw.b.mul(lw.b.add(lw.b.mul(r, lw.i32(N)), c), lw.i32(4))
+        lw.b.store(v, lw.smem_addr(base, off)).align = 4
+    lw.barrier()
+    lay = lw.layout(ml.shape)
+    out = []
+    for s in range(lay.nslots):
+        v = lw.b.load(lw.smem_addr(base, lw.b.mul(lw.elem_index(lay, s), lw.i32(4))), typ=T.F32)
+        v.align = 4
+        out.append(v)
+    return Tile(out, lay)
+
+
+def _stage(lw, base, off, tile, rows_stride):
+    """Store a blocked (R, C) fp16/bf16 tile row-major with ``rows_stride`` halves per row."""
+    lay = tile.layout
+    C = lay.shape[1]
+    vec = lay.vec if C % lay.vec == 0 else 1
+    ety = tile.regs[0].type
+    for s0 in range(0, lay.nslots, vec):
+        e = lw.elem_index(lay, s0)
+        r, c = lw.b.udiv(e, lw.i32(C)), lw.b.urem(e, lw.i32(C))
+        idx = lw.b.add(lw.b.mul(r, lw.i32(rows_stride)), c)
+        addr = lw.smem_addr(base, lw.b.add(lw.i32(off), lw.b.mul(idx, lw.i32(2))))
+        if vec == 1:
+            lw.b.store(tile.regs[s0], addr).align = 2
+            continue
+        v = ir.Constant(ir.VectorType(ety, vec), None)
+        for j in range(vec):
+            v = lw.b.insert_element(v, tile.regs[s0 + j], lw.i32(j))
+        lw.b.store(v, addr).align = 2 * vec
+
+
+def _ld32(lw, base, half_index):
+    v = lw.b.load(lw.smem_addr(base, lw.b.mul(half_index, lw.i32(2))), typ=T.I32)
+    v.align = 4
+    return v
+
+
+def _ld16(lw, base, half_index):
+    v = lw.b.load(lw.smem_addr(base, lw.b.mul(half_index, lw.i32(2))), typ=T.I16)
+    v.align = 2
+    return lw.b.zext(v, T.I32)
+
+
+def _mma(lw, kind, a, bfrag, c):
+    fty = ir.FunctionType(ir.LiteralStructType([T.F32] * 4), [T.I32] * 6 + [T.F32] * 4)
+    asm = (f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 "
+           "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};")
+    res = lw.b.asm(fty, asm, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", list(a) + list(bfrag) + list(c), False)
+    return [lw.b.extract_value(res, i) for i in range(4)]
+
+
+def lower_dot_mma(lw, op, ml: MmaLayout) -> Tile:
+    a, b_ = lw.get(op.a), lw.get(op.b)
+    acc = to_mma(lw, lw.raw(op.acc), ml)
+    (M, K), (_, N) = op.a.type.shape, op.b.type.shape
+    sa, sb = K + PAD, N + PAD
+    boff = (M * sa * 2 + 15) // 16 * 16
+    base = lw.smem(boff + K * sb * 2)
+    lw.barrier()
+    _stage(lw, base, 0, a, sa)
+    _stage(lw, base, boff, b_, sb)
+    lw.barrier()
+    b = lw.b
+    g, t = b.lshr(lw.lane, lw.i32(2)), b.and_(lw.lane, lw.i32(3))
+    wr, wc = b.udiv(lw.warp, lw.i32(ml.wn)), b.urem(lw.warp, lw.i32(ml.wn))
+    row0 = b.add(b.mul(wr, lw.i32(M // ml.wm)), g)
+    col0 = b.add(b.mul(wc, lw.i32(N // ml.wn)), g)
+    bbase = boff // 2
+    kind = "f16" if op.a.type.element.name == "fp16" else "bf16"
+    regs = list(acc.regs)
+    for ks in range(K // 16):
+        afr = []
+        for mi in range(ml.mt):
+            r = b.add(row0, lw.i32(mi * 16))
+            i00 = b.add(b.mul(r, lw.i32(sa)), b.add(b.mul(t, lw.i32(2)), lw.i32(ks * 16)))
+            i10 = b.add(i00, lw.i32(8 * sa))
+            afr.append([_ld32(lw, base, i00), _ld32(lw, base, i10),
+                        _ld32(lw, base, b.add(i00, lw.i32(8))), _ld32(lw, base, b.add(i10, lw.i32(8)))])
+        bfr = []
+        for ni in range(ml.nt):
+            col = b.add(col0, lw.i32(ni * 8))
+            k0 = b.add(b.mul(t, lw.i32(2)), lw.i32(ks * 16))
+            frag = []
+            for dk in (0, 8):
+                lo = b.add(lw.i32(bbase), b.add(b.mul(b.add(k0, lw.i32(dk)), lw.i32(sb)), col))
+                hi = b.add(lo, lw.i32(sb))
+                frag.append(b.or_(_ld16(lw, base, lo), b.shl(_ld16(lw, base, hi), lw.i32(16))))
+            bfr.append(frag)
+        for mi in range(ml.mt):
+            for ni in range(ml.nt):
+                i = (mi * ml.nt + ni) * 4
+                regs[i:i + 4] = _mma(lw, kind, afr[mi], bfr[ni], regs[i:i + 4])
+    return Tile(regs, ml)
