@@ -128,25 +128,13 @@ class CPUBackend(Backend):
         module, asserts = build_module(func, options, triple=tm.triple,
                                        data_layout=binding.data_layout_of(tm))
         llir = str(module)
-        mod = binding.parse_module(llir, tm)
-        binding.optimize(mod, tm)
-        llir_opt = str(mod)
-        engine = binding.create_engine(mod)
+        # parse + optimize + JIT; the optimized IR and the object code come from the
+        # disk cache when an earlier process compiled the same module (runtime/cache.py)
+        from ...runtime.cache import cpu_compile_cached
+        engine, llir_opt = cpu_compile_cached(llir, tm, options)
         addr = engine.get_function_address(CHUNK)
         kernel = CPUKernel(func, engine, addr, asserts, llir, llir_opt, options.num_threads)
-        if options.dump_dir:
-            _dump(options.dump_dir, func.name, kernel.asm)
-        return kernel
-
-
-def _dump(directory, name, asm):
-    os.makedirs(directory, exist_ok=True)
-    for stage, ext in (("llir", "ll"), ("llir-opt", "opt.ll"), ("asm", "s")):
-        path = os.path.join(directory, f"{name}.cpu.{ext}")
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(asm[stage])
-        os.replace(tmp, path)
+        return kernel     # stage dumps (TILEJIT_DUMP_DIR) are written by the runtime from .asm
 
 
 register_backend("cpu", CPUBackend)

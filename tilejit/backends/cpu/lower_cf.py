@@ -13,7 +13,7 @@ from ...ir import ops
 from ..llvm.types import I1, I32, I64, PTR, F64, storage_type, value_type
 from ..llvm.scalar import bf16_to_f32
 from .lower import RULES, LoweringError
-from .tiles import BufTile, Tile, materialize
+from .tiles import COST_LOAD, BufTile, LazyTile, Tile, materialize
 
 
 def _lower_body(ctx, block):
@@ -25,14 +25,60 @@ def _lower_body(ctx, block):
     return term
 
 
+def uniform_ptr_step(op, i):
+    """For scf.for ``op``: the scalar step (IR value or Python int) when carried value
+    ``i`` is a pointer tile advanced each iteration by one uniform offset
+    (``p = p + splat(s)``), else None."""
+    t = op.inits[i].type
+    term = op.body.terminator
+    if t.is_scalar or not t.element.is_ptr() or term is None:
+        return None
+    y = term.values[i].op
+    if not isinstance(y, ops.AddPtrOp) or y.ptr is not op.body.args[1 + i]:
+        return None
+    off = y.offset.op
+    if isinstance(off, ops.SplatOp):
+        return off.src
+    if isinstance(off, ops.ConstantOp) and not isinstance(off.value, (list, tuple)):
+        return int(off.value)
+    return None
+
+
+class _UniformPtr:
+    """A carried pointer tile kept as its (loop-invariant) initial tile plus one
+    scalar i64 element offset that advances by ``step`` each iteration."""
+
+    def __init__(self, ctx, t, init_rep, step):
+        if not isinstance(init_rep, BufTile) and init_rep.cost >= COST_LOAD:
+            init_rep = materialize(ctx, init_rep)
+        self.t, self.init, self.step = t, init_rep, step
+
+    def rep(self, off):
+        init, sty = self.init, storage_type(self.t.element.element)
+        return LazyTile(self.t.shape, self.t.element,
+                        lambda c, idx: c.b.gep(init.elem(c, idx), [off], source_etype=sty), 1)
+
+    def next_offset(self, ctx, off):
+        s = self.step
+        if isinstance(s, int):
+            return ctx.b.add(off, ir.Constant(I64, s))
+        v, dt = ctx.get(s), s.type.element
+        if v.type != I64:
+            v = ctx.b.sext(v, I64) if dt.kind == "int" else ctx.b.zext(v, I64)
+        return ctx.b.add(off, v)
+
+
 class _Carried:
     """Loop-carried values: scalar phis and double-buffered tiles."""
 
-    def __init__(self, ctx, types, inits):
+    def __init__(self, ctx, types, inits, steps=None):
         self.ctx, self.types = ctx, types
         self.bufs = []
-        for t, v in zip(types, inits):
-            if t.is_scalar:
+        steps = steps or [None] * len(types)
+        for t, v, step in zip(types, inits, steps):
+            if step is not None:
+                self.bufs.append(_UniformPtr(ctx, t, ctx.get(v), step))
+            elif t.is_scalar:
                 self.bufs.append(None)
             else:
                 a = ctx.alloca(storage_type(t.element), t.numel)
@@ -45,7 +91,11 @@ class _Carried:
         b = self.ctx.b
         self.phis = []
         for t, iv, bufs in zip(self.types, self.init_vals, self.bufs):
-            if bufs is None:
+            if isinstance(bufs, _UniformPtr):
+                p = b.phi(I64)
+                p.add_incoming(ir.Constant(I64, 0), pre)
+                self.phis.append(p)
+            elif bufs is None:
                 p = b.phi(value_type(t.element))
                 p.add_incoming(iv, pre)
                 self.phis.append(p)
@@ -56,16 +106,25 @@ class _Carried:
                 self.phis.append((cur, oth))
 
     def reps(self):
-        return [p if not isinstance(p, tuple) else BufTile(t.shape, t.element, p[0])
-                for t, p in zip(self.types, self.phis)]
+        out = []
+        for t, p, u in zip(self.types, self.phis, self.bufs):
+            if isinstance(u, _UniformPtr):
+                out.append(u.rep(p))
+            elif isinstance(p, tuple):
+                out.append(BufTile(t.shape, t.element, p[0]))
+            else:
+                out.append(p)
+        return out
 
     def yield_values(self, values):
         """Evaluate the yielded values into next-iteration slots (call at the latch)."""
         ctx = self.ctx
         nexts = []
-        for t, p, v in zip(self.types, self.phis, values):
+        for t, p, v, u in zip(self.types, self.phis, values, self.bufs):
             rep = ctx.get(v)
-            if not isinstance(p, tuple):
+            if isinstance(u, _UniformPtr):
+                nexts.append(u.next_offset(ctx, p))
+            elif not isinstance(p, tuple):
                 nexts.append(rep)
             else:
                 _into(ctx, rep, t, p[1])
@@ -94,7 +153,8 @@ def _for(ctx, op):
     lb, ub, step = ctx.get(op.lb), ctx.get(op.ub), ctx.get(op.step)
     signed = op.lb.type.element.kind == "int"
     types = [v.type for v in op.inits]
-    carried = _Carried(ctx, types, op.inits)
+    steps = [uniform_ptr_step(op, i) for i in range(len(types))]
+    carried = _Carried(ctx, types, op.inits, steps)
     pre = b.block
     head, body, done = ctx.em.new_block("for.head"), ctx.em.new_block("for.body"), ctx.em.new_block("for.done")
     b.branch(head)
