@@ -97,8 +97,6 @@ def _model(a, a_scalar, b, b_scalar, op):
         return comp, TypeError
     if op == "mod" and kind(comp) == 0:
         return comp, TypeError
-    if op in ("add", "sub", "mul") and kind(comp) == 0:
-        return comp, TypeError
     if op == "lt":
         return comp, int1
     return comp, comp

@@ -229,9 +229,9 @@ class ControlFlowMixin:
         target = node.target.id
         names = [n for n in assigned_names(node.body) if n in self.scope and n != target]
 
-        def build(body, types, bind):
+        def build(body, types, arg_names, bind):
             iv = tensor(body.add_arg(TileType(iv_ty), target))
-            bind([body.add_arg(t) for t in types])
+            bind([body.add_arg(t, n) for t, n in zip(types, arg_names)])
             self.scope[target] = iv
             self.visit_body(node.body)
 
@@ -254,8 +254,8 @@ class ControlFlowMixin:
         names = [n for n in assigned_names(node.body) if n in self.scope]
         state = {}
 
-        def build(after, types, bind):
-            before_block = state["before"] = Block(types)
+        def build(after, types, arg_names, bind):
+            before_block = state["before"] = Block(types, arg_names)
             state.pop("static", None)
             bind(before_block.args)
             with self.builder.at_end(before_block):
@@ -265,7 +265,7 @@ class ControlFlowMixin:
                     cond = sem.to_tensor(bool(cond))
                 cond = self.scalar_condition(cond, "while")
                 self.builder.create(ops.ConditionOp, cond=cond.handle, values=list(before_block.args))
-            bind([after.add_arg(t) for t in types])
+            bind([after.add_arg(t, n) for t, n in zip(types, arg_names)])
             self.visit_body(node.body)
 
         def finish(after, inits, result_types):
@@ -280,7 +280,7 @@ class ControlFlowMixin:
     def _carried_loop(self, names, build, finish, while_state=None):
         """Build a loop body until the types of the values carried around it are stable.
 
-        ``build(body, types, bind)`` visits the body into ``body``; ``bind(values)``
+        ``build(body, types, names, bind)`` visits the body into ``body``; ``bind(values)``
         binds the carried names to IR values of ``types`` (static leaves keep their
         compile-time value).  ``finish(body, inits, types)`` creates the loop op."""
         before = dict(self.scope)
@@ -290,6 +290,7 @@ class ControlFlowMixin:
         for _attempt in range(len(leaves) + 3):
             self.scope = dict(before)
             types = [s for s in states if s is not None]
+            arg_names = [n for (n, _), s in zip(leaves, states) if s is not None]
             inits = [materialize(v, s).handle for (_, v), s in zip(leaves, states) if s is not None]
             body = Block()
 
@@ -299,7 +300,7 @@ class ControlFlowMixin:
             self.loop_depth += 1
             try:
                 with self.builder.at_end(body):
-                    build(body, types, bind)
+                    build(body, types, arg_names, bind)
                     new_states, ends = self._loop_end_states(names, trees, leaves, states)
             finally:
                 self.loop_depth -= 1

@@ -281,8 +281,8 @@ def add(input, other):
         input, other = other, input
     if input.dtype.is_ptr():
         return add_ptr(input, other)
-    if input.dtype.is_bool():
-        raise TypeError(f"unexpected type {input.dtype}")
+    if input.dtype.is_bool():          # i1 arithmetic wraps: + is xor
+        return _emit(ops.XorOp, lhs=input.handle, rhs=other.handle)
     return _emit(ops.AddOp, lhs=input.handle, rhs=other.handle)
 
 
@@ -300,15 +300,15 @@ def sub(input, other):
     input, other = binary_op_type_checking_impl(input, other, True, False)
     if input.dtype.is_ptr():
         return add_ptr(input, minus(other))
-    if input.dtype.is_bool():
-        raise TypeError(f"unexpected type {input.dtype}")
+    if input.dtype.is_bool():          # i1 arithmetic wraps: - is xor
+        return _emit(ops.XorOp, lhs=input.handle, rhs=other.handle)
     return _emit(ops.SubOp, lhs=input.handle, rhs=other.handle)
 
 
 def mul(input, other):
     input, other = binary_op_type_checking_impl(input, other)
-    if input.dtype.is_bool():
-        raise TypeError(f"unexpected type {input.dtype}")
+    if input.dtype.is_bool():          # i1 multiplication is and
+        return _emit(ops.AndOp, lhs=input.handle, rhs=other.handle)
     return _emit(ops.MulOp, lhs=input.handle, rhs=other.handle)
 
 
