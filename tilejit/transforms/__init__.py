@@ -2,7 +2,9 @@
 
 ``PIPELINE`` is the one ordered list of named stages ``run_pipeline`` runs; each pass is
 ``pass_fn(func) -> func`` (in place).  With ``options.debug`` the verifier runs before
-the first and after every stage; ``dump(stage_name, text)`` is called after each stage.
+the first and after every stage, and the input and the output must round-trip through
+the printer and parser (so every kernel compiled in debug mode checks the text form);
+``dump(stage_name, text)`` is called after each stage.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ def run_pipeline(func: Function, options=None, dump: Callable[[str, str], None] 
                  pipeline=None) -> Function:
     """Run every stage of ``pipeline`` (default ``PIPELINE``) on ``func`` in place and
     return it.  ``options`` defaults to the process-wide options."""
+    from ..ir.parser import roundtrip_check
     from ..ir.printer import print_function
     from ..ir.verifier import verify_function
     if options is None:
@@ -35,6 +38,7 @@ def run_pipeline(func: Function, options=None, dump: Callable[[str, str], None] 
     debug = bool(getattr(options, "debug", False))
     if debug:
         verify_function(func, where="pipeline input")
+        roundtrip_check(func, verify=False)
     for name, pass_fn in (PIPELINE if pipeline is None else pipeline):
         result = pass_fn(func)
         func = func if result is None else result
@@ -42,6 +46,8 @@ def run_pipeline(func: Function, options=None, dump: Callable[[str, str], None] 
             verify_function(func, where=f"after pass {name!r}")
         if dump is not None:
             dump(name, print_function(func))
+    if debug:
+        roundtrip_check(func, verify=False)
     return func
 
 
