@@ -19,7 +19,8 @@ def _cmd_demo(args) -> int:
     except ImportError as e:
         print(f"tilejit demo is not available: {e}", file=sys.stderr)
         return 1
-    return main(args.rest) or 0
+    rest = (["--backend", args.backend] if getattr(args, "backend", None) else []) + list(args.rest)
+    return main(rest) or 0
 
 
 def run_script(path: str, argv: list[str]) -> int:
@@ -102,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="tilejit: a compiler for Triton-language kernels.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     d = sub.add_parser("demo", help="the guided demo", description="Run tilejit's demo.")
+    d.add_argument("--backend", default=None, choices=("interpreter", "cpu", "cuda"),
+                   help="run on this backend instead of the default")
     d.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the demo")
     d.set_defaults(func=_cmd_demo)
     r = sub.add_parser("run", help="run a Triton script on tilejit",
