@@ -236,7 +236,9 @@ def _run_tuning_process(cache_dir, preferred):
                              do_bench=bench)(k)
         print(t[(1,)](np.zeros(2), 7), len(k.launches))
     ''')
-    env = dict(os.environ, TILEJIT_CACHE_DIR=str(cache_dir))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, TILEJIT_CACHE_DIR=str(cache_dir),
+               PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr

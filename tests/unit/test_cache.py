@@ -180,7 +180,9 @@ def test_default_dir_from_options(tmp_path):
 def test_cli_cache_info_clear(tmp_path):
     d = tmp_path / "cli"
     C.FileCache(str(d)).put(C.make_key(1), b"z")
-    env = dict(os.environ, TILEJIT_CACHE_DIR=str(d))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, TILEJIT_CACHE_DIR=str(d),
+               PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     r = subprocess.run([sys.executable, "-m", "tilejit", "cache", "info"], env=env,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr

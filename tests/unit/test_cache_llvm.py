@@ -93,6 +93,9 @@ def test_reused_by_another_process(tmp_path, monkeypatch):
         eng, _ = C.cpu_compile_cached(_module(11), binding.host_target_machine(), cache=c)
         print(_call(eng, 3), c.stats["hits"])
     ''')
-    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                       env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == [str(11 * 3), "2"]

@@ -190,7 +190,8 @@ def test_async_compile_reports_errors(tmp_path, monkeypatch):
 
 
 def _cli(*args, env=None, cwd=ROOT, timeout=120):
-    e = dict(os.environ, **(env or {}))
+    e = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+             **(env or {}))
     return subprocess.run([sys.executable, "-m", "tilejit", *args], capture_output=True,
                           text=True, env=e, cwd=cwd, timeout=timeout)
 

@@ -34,6 +34,7 @@ needs_runtime = pytest.mark.skipif(not _runtime_ready(),
 
 def _run(path, cache_dir, extra_env=None):
     env = dict(os.environ, TILEJIT_CACHE_DIR=cache_dir, TILEJIT_COMPILE_WORKERS="0",
+               PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                **(extra_env or {}))
     return subprocess.run([sys.executable, "-m", "tilejit", "run", path], capture_output=True,
                           text=True, env=env, cwd=ROOT, timeout=300)

@@ -1,6 +1,4 @@
 """tilejit.testing: do_bench, assert_close, perf_report."""
-import time
-
 import numpy as np
 import pytest
 
@@ -8,45 +6,67 @@ import tilejit
 from tilejit import testing
 
 
-def _sleeper(ms):
-    def f():
-        end = time.perf_counter() + ms / 1e3
-        while time.perf_counter() < end:
-            pass
-    return f
+class FakeClock:
+    """A deterministic clock: each call of the benchmarked function advances it."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
 
 
-def test_do_bench_measures_ms():
-    t = testing.do_bench(_sleeper(2.0), warmup=5, rep=20)
-    assert 1.9 < t < 6.0
-    q = testing.do_bench(_sleeper(1.0), warmup=2, rep=10, quantiles=[0.5, 0.2, 0.8])
-    assert len(q) == 3 and q[1] <= q[0] <= q[2] and 0.9 < q[0] < 4.0
-    single = testing.do_bench(_sleeper(1.0), warmup=1, rep=5, quantiles=[0.5])
-    assert isinstance(single, float)
-    allt = testing.do_bench(_sleeper(1.0), warmup=1, rep=5, return_mode="all")
-    assert isinstance(allt, list) and len(allt) >= 4 and min(allt) >= 0.99
-    flip = [0]
+@pytest.fixture
+def clock(monkeypatch):
+    c = FakeClock()
+    monkeypatch.setattr(testing, "time", c)
+    return c
 
-    def alternating():            # 1 ms, 3 ms, 1 ms, ...
-        flip[0] ^= 1
-        _sleeper(1.0 if flip[0] else 3.0)()
-    lo = testing.do_bench(alternating, warmup=1, rep=20, return_mode="min")
-    hi = testing.do_bench(alternating, warmup=1, rep=20, return_mode="max")
-    med = testing.do_bench(alternating, warmup=1, rep=20, return_mode="mean")
-    assert lo < 1.6 and hi > 2.9 and 1.6 < med < 2.6
+
+def _costs(clock, durations_ms):
+    """fn() whose i-th call takes durations_ms[i % len] ms of fake time; counts calls."""
+    calls = [0]
+
+    def fn():
+        clock.now += durations_ms[calls[0] % len(durations_ms)] / 1e3
+        calls[0] += 1
+    return fn, calls
+
+
+def test_do_bench_counts_and_mean(clock):
+    fn, calls = _costs(clock, [2.0])
+    t = testing.do_bench(fn, warmup=10, rep=20)
+    assert t == pytest.approx(2.0)
+    # 1 first call + 5 estimate calls, warmup/2ms = 5 warm-up calls, rep/2ms = 10 timed
+    assert calls[0] == 1 + 5 + 5 + 10
+
+
+def test_do_bench_return_modes_and_quantiles(clock):
+    fn, _ = _costs(clock, [1.0, 3.0])       # alternating 1 ms, 3 ms: mean 2 ms
+    lo = testing.do_bench(fn, warmup=2, rep=40, return_mode="min")
+    hi = testing.do_bench(fn, warmup=2, rep=40, return_mode="max")
+    mean = testing.do_bench(fn, warmup=2, rep=40, return_mode="mean")
+    med = testing.do_bench(fn, warmup=2, rep=40, return_mode="median")
+    assert (lo, hi) == (pytest.approx(1.0), pytest.approx(3.0))
+    assert 1.8 <= mean <= 2.2 and med in (pytest.approx(1.0), pytest.approx(2.0), pytest.approx(3.0))
+    fn, _ = _costs(clock, [1.0, 3.0])       # fresh: the 5-call estimate is 11/5 = 2.2 ms
+    allt = testing.do_bench(fn, warmup=2, rep=40, return_mode="all")
+    assert len(allt) == int(40 / 2.2) and sorted(set(round(x, 6) for x in allt)) == [1.0, 3.0]
+    q = testing.do_bench(fn, warmup=2, rep=40, quantiles=[0.5, 0.2, 0.8])
+    assert q[1] == pytest.approx(1.0) and q[2] == pytest.approx(3.0) and 1.0 <= q[0] <= 3.0
+    single = testing.do_bench(fn, warmup=2, rep=40, quantiles=[0.8])
+    assert isinstance(single, float) and single == pytest.approx(3.0)
     with pytest.raises(ValueError):
-        testing.do_bench(lambda: None, warmup=1, rep=1, return_mode="p99")
+        testing.do_bench(fn, warmup=1, rep=1, return_mode="p99")
 
 
-def test_do_bench_call_counts_follow_warmup_and_rep():
+def test_do_bench_real_clock_smoke():
     n = [0]
 
     def f():
         n[0] += 1
-        _sleeper(1.0)()
-    testing.do_bench(f, warmup=10, rep=20)
-    # 1 + 5 estimate calls, ~10 warm-up, ~20 timed (each ~1 ms)
-    assert 20 <= n[0] <= 45
+    t = testing.do_bench(f, warmup=1, rep=2)
+    assert t >= 0 and n[0] >= 8
 
 
 def test_do_bench_grad_to_none():
