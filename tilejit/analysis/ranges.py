@@ -149,6 +149,12 @@ def _unknown(op, ctx):
     return [type_range(r.type) for r in op.results]
 
 
+@RANGE_RULES.register(ops.ElementwiseOp)
+def _elementwise(op, ctx):
+    """Float math (fma, exp, ...) and any other elementwise op: no integer bounds."""
+    return [type_range(r.type) for r in op.results]
+
+
 @RANGE_RULES.register(*_BINARY)
 def _binary(op, ctx):
     ty = op.result.type
