@@ -295,3 +295,28 @@ def test_boolean_operators_on_tensors():
     ors = all_of(f, ops.OrOp)
     assert len(ands) == 2 and len(ors) == 1
     assert all(op.result.type.element == int1 for op in ands + ors)
+
+
+@tilejit.jit
+def hint_debug_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.max_contiguous(tl.multiple_of(tl.arange(0, BLOCK), BLOCK), BLOCK)
+    n = tl.multiple_of(n, 16)
+    tl.device_assert(n > 0, "n must be positive")
+    assert n < 1000, "too big"
+    tl.device_print("offs", offs)
+    tl.static_print("compiling with", BLOCK)
+    print("also at compile time", BLOCK)
+    tl.store(x_ptr + offs, offs.to(tl.float32), mask=offs < n)
+
+
+def test_hints_and_debug_ops(capsys):
+    f = build(hint_debug_kernel, {"x_ptr": P32, "n": int32}, {"BLOCK": 16})
+    mo = all_of(f, ops.MultipleOfOp)
+    assert [op.values for op in mo] == [(16,), (16,)]
+    assert all_of(f, ops.MaxContiguousOp)[0].values == (16,)
+    asserts = all_of(f, ops.DeviceAssertOp)
+    assert [op.msg for op in asserts] == ["n must be positive", "too big"]
+    (pr,) = all_of(f, ops.DevicePrintOp)
+    assert pr.prefix == "offs" and len(pr.args) == 1
+    out = capsys.readouterr().out
+    assert "compiling with 16" in out and "also at compile time 16" in out

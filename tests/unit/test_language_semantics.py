@@ -367,3 +367,46 @@ def test_random_matches_philox_reference(seed):
     ri2 = np.empty(128, np.uint32)
     run(rand_kernel, (1,), ri2, rf, rn, seed, BLOCK=128)
     np.testing.assert_array_equal(ri, ri2)
+
+
+# ---------------------------------------------------------------- libdevice, NaN handling, swizzle
+from tilejit.language.extra import libdevice  # noqa: E402
+
+
+@tilejit.jit
+def libdevice_kernel(x_ptr, o_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = libdevice.trunc(x) + tl.extra.cuda.libdevice.tanh(x) + libdevice.isnan(x).to(tl.float32) * 100
+    lo = tl.minimum(x, 0.5)
+    hi = tl.maximum(x, -0.5, propagate_nan=tl.PropagateNan.ALL)
+    tl.store(o_ptr + offs, y)
+    tl.store(o_ptr + BLOCK + offs, lo)
+    tl.store(o_ptr + 2 * BLOCK + offs, hi)
+    tl.store(o_ptr + 3 * BLOCK + offs, tl.clamp(x, -1.0, 1.0))
+
+
+def test_libdevice_and_nan_propagation():
+    x = np.array([-2.5, -0.25, 0.0, 0.75, 3.5, np.nan, -7.0, 1.5], dtype=np.float32)
+    o = np.empty(32, np.float32)
+    run(libdevice_kernel, (1,), x, o, BLOCK=8)
+    with np.errstate(invalid="ignore"):
+        want = np.trunc(x) + np.tanh(x) + np.isnan(x) * 100
+    np.testing.assert_allclose(o[:8][~np.isnan(x)], want[~np.isnan(x)], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(o[8:16], np.fmin(x, np.float32(0.5)))       # NaN -> other operand
+    np.testing.assert_array_equal(o[16:24], np.maximum(x, np.float32(-0.5)))  # NaN propagates
+    np.testing.assert_array_equal(o[24:32], np.fmin(np.fmax(x, -1), 1))
+
+
+@tilejit.jit
+def swizzle_kernel(o_ptr, N: tl.constexpr, G: tl.constexpr):
+    i = tl.arange(0, N)[:, None] + tl.zeros([N, N], tl.int32)
+    j = tl.arange(0, N)[None, :] + tl.zeros([N, N], tl.int32)
+    ni, nj = tl.swizzle2d(i, j, N, N, G)
+    tl.store(o_ptr + ni * N + nj, i * N + j)
+
+
+def test_swizzle2d():
+    o = np.empty((4, 4), np.int32)
+    run(swizzle_kernel, (1,), o, N=4, G=2)
+    assert o.tolist() == [[0, 2, 4, 6], [1, 3, 5, 7], [8, 10, 12, 14], [9, 11, 13, 15]]

@@ -5,7 +5,7 @@ Philox random numbers from ``random``.  Type and shape rules live in ``semantic`
 """
 from .core import (constexpr, tensor, dtype, pointer_type, block_type, void, int1, int8, int16, int32,
                    int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64,
-                   float8e5, float8e4nv, is_builtin)
+                   float8e5, float8e4nv, is_builtin, PropagateNan)
 from .standard import (program_id, num_programs, arange, full, zeros, zeros_like, full_like, to_tensor,
                        cast, broadcast_to, broadcast, reshape, view, ravel, expand_dims, permute, trans,
                        load, store, where, minimum, maximum, clamp, cdiv, sigmoid, softmax, add, sub, mul,
@@ -15,8 +15,13 @@ from .standard import (program_id, num_programs, arange, full, zeros, zeros_like
 from .math import (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, erf, tanh, abs, fma, umulhi,
                    div_rn, sqrt_rn)
 from . import math
+from . import extra
+from .helpers import swizzle2d
 from . import semantic
 from .random import (randint, randint4x, rand, rand4x, randn, randn4x, philox, philox_impl,
                      pair_uniform_to_normal, uint_to_uniform_float)
+
+TRITON_MAX_TENSOR_NUMEL = 1 << 20
+
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -135,6 +135,13 @@ def builtin(fn):
     return wrapper
 
 
+class PropagateNan:
+    """NaN propagation of ``tl.minimum``/``tl.maximum``: NONE returns the non-NaN
+    operand, ALL returns NaN when either operand is NaN."""
+    NONE = 0
+    ALL = 0xFFFF
+
+
 def pointer_type(element_ty, address_space: int = 1):
     """The type of a pointer to ``element_ty``."""
     return PointerType(_unwrap(element_ty), address_space)
@@ -296,5 +303,5 @@ def tensor_member(fn):
 
 
 __all__ = ["constexpr", "tensor", "dtype", "pointer_type", "block_type", "builtin", "is_builtin",
-           "current_builder", "building", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
+           "current_builder", "building", "PropagateNan", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
            "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "ALL_DTYPES", "void"]

@@ -10,7 +10,7 @@ import builtins as _py
 from ..ir.types import DType, PointerType, float32
 from . import semantic as sem
 from . import semantic_tile as st
-from .core import builtin, tensor, tensor_member, constexpr, _unwrap
+from .core import PropagateNan, builtin, tensor, tensor_member, constexpr, _unwrap
 
 # ---------------------------------------------------------------------------
 # programming model
@@ -179,22 +179,33 @@ def where(condition, x, y):
 # ---------------------------------------------------------------------------
 
 
-@builtin
-def minimum(x, y, propagate_nan=None):
-    """Elementwise minimum (a NaN operand yields the other operand)."""
-    return sem.minimum(x, y)
+def _propagate(result, x, y, propagate_nan):
+    if propagate_nan != PropagateNan.ALL or not result.dtype.is_floating():
+        return result
+    x, y = sem.binary_op_type_checking_impl(x, y)
+    return st.where(sem.compare(x, x, "ne"), x, st.where(sem.compare(y, y, "ne"), y, result))
 
 
 @builtin
-def maximum(x, y, propagate_nan=None):
-    """Elementwise maximum (a NaN operand yields the other operand)."""
-    return sem.maximum(x, y)
+def minimum(x, y, propagate_nan=PropagateNan.NONE):
+    """Elementwise minimum; with NONE (default) a NaN operand yields the other operand,
+    with ``tl.PropagateNan.ALL`` a NaN operand yields NaN."""
+    return _propagate(sem.minimum(x, y), x, y, propagate_nan)
 
 
 @builtin
-def clamp(x, min, max, propagate_nan=None):
+def maximum(x, y, propagate_nan=PropagateNan.NONE):
+    """Elementwise maximum; NaN handling as in :func:`minimum`."""
+    return _propagate(sem.maximum(x, y), x, y, propagate_nan)
+
+
+@builtin
+def clamp(x, min, max, propagate_nan=PropagateNan.NONE):
     """``minimum(maximum(x, min), max)`` for floating-point ``x``."""
-    return sem.minimum(sem.maximum(x, min), max)
+    x = sem.to_tensor(x)
+    if not x.dtype.is_floating():
+        raise TypeError(f"Unexpected dtype {x.dtype}. Only floating point clamp is supported")
+    return _propagate(sem.minimum(sem.maximum(x, min), max), x, x, propagate_nan)
 
 
 @tensor_member
