@@ -13,6 +13,7 @@ every interpreted launch.
 from __future__ import annotations
 
 import linecache
+import weakref
 
 import numpy as np
 
@@ -154,7 +155,17 @@ class ClaimChecker:
                 raise AnalysisClaimError(op, i, bad[0], bad[1], program_id, self.func.name)
 
 
+_FACTS_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def make_observer(func: Function, grid=None) -> ClaimChecker:
     """The observer the runtime passes to the interpreter under
-    ``options.check_analysis`` (TILEJIT_CHECK_ANALYSIS=1)."""
-    return ClaimChecker(func, grid)
+    ``options.check_analysis`` (TILEJIT_CHECK_ANALYSIS=1).  The analysis of each
+    (function, grid) is computed once and reused by later launches."""
+    from . import analyze
+    key = tuple(grid) if grid is not None else None
+    per_func = _FACTS_CACHE.setdefault(func, {})
+    facts = per_func.get(key)
+    if facts is None:
+        facts = per_func[key] = analyze(func, grid)
+    return ClaimChecker(func, grid, facts)
