@@ -73,7 +73,7 @@ def _cmd_dump(args) -> int:
     from tilejit.compat.dump import dump_stages
     try:
         stages = dump_stages(args.file, args.kernel, args.signature, args.constexpr,
-                             target=args.target, spec=args.spec)
+                             target=args.target, spec=args.spec, num_warps=args.num_warps)
     except Exception as e:  # the message is the interface here; no traceback
         print(f"tilejit dump: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
@@ -126,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a constexpr value (repeatable)")
     u.add_argument("--spec", action="append", default=[], metavar="NAME=DIV[:1]",
                    help="specialization of an argument: divisibility, ':1' for equal to 1")
-    u.add_argument("-t", "--target", default="cpu", choices=("cpu", "cuda", "interpreter"))
+    u.add_argument("-t", "--target", default="cpu",
+                   help="cpu (default), interpreter, cuda, cuda:80, cuda:90 (PTX needs no GPU)")
+    u.add_argument("--num-warps", type=int, default=4, help="CUDA launch shape (default 4)")
     u.add_argument("--stage", default="list", help="stage name, 'list' or 'all'")
     u.set_defaults(func=_cmd_dump)
     c = sub.add_parser("cache", help="show or clear the disk cache",

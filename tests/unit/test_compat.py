@@ -247,3 +247,39 @@ def test_dump_signature_parsing(alias, tmp_path):
         dump.parse_constexprs(fn, [])
     spec = dump.parse_spec({"x": PointerType(float32), "n": int32}, ["n=eq1"])
     assert spec == {"x": (16, False), "n": (1, True)}
+
+
+def test_cli_dump_end_to_end(tmp_path):
+    pytest.importorskip("tilejit.runtime.launcher")
+    src = tmp_path / "kern.py"
+    src.write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+        print("module top-level output goes to stderr")
+
+        @triton.jit
+        def k741(in_ptr0, in_ptr1, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+            xnumel = 2000
+            xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+            xmask = xindex < xnumel
+            x0 = xindex % 1000
+            x1 = xindex // 1000
+            tmp0 = tl.load(in_ptr0 + xindex, xmask)
+            tmp1 = tl.load(in_ptr1 + xindex, xmask)
+            tl.store(out_ptr0 + x0 + (1000 * tmp0) + (196000 * x1), tmp1, xmask)
+    '''))
+    base = ["dump", str(src), "k741", "-s", "*i64,*fp32,*fp32,i32", "-c", "XBLOCK=1024"]
+    r = _cli(*base, "--stage", "list", env={"TILEJIT_CACHE_DIR": str(tmp_path / "c")})
+    assert r.returncode == 0, r.stderr
+    stages = r.stdout.split()[1:]
+    for s in ("source", "ir", "analysis", "llir", "llir-opt", "asm"):
+        assert s in stages
+    assert "top-level output" in r.stderr and "top-level" not in r.stdout
+    r = _cli(*base, "--stage", "ir", env={"TILEJIT_CACHE_DIR": str(tmp_path / "c")})
+    assert r.returncode == 0 and r.stdout.startswith("tt.func @k741(")
+    r = _cli(*base, "--stage", "analysis", env={"TILEJIT_CACHE_DIR": str(tmp_path / "c")})
+    assert r.returncode == 0 and "range=[" in r.stdout and "contig=[" in r.stdout
+    r = _cli(*base, "--stage", "llir-opt", env={"TILEJIT_CACHE_DIR": str(tmp_path / "c")})
+    assert r.returncode == 0 and "define" in r.stdout
+    r = _cli(*base, "--stage", "nope", env={"TILEJIT_CACHE_DIR": str(tmp_path / "c")})
+    assert r.returncode == 1 and "no stage 'nope'" in r.stderr

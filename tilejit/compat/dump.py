@@ -8,6 +8,7 @@ value ranges and axis info), then whatever the backend records in
 from __future__ import annotations
 
 import ast
+import contextlib
 import inspect
 import hashlib
 import importlib.util
@@ -32,7 +33,8 @@ def load_kernel(path: str, name: str):
         mod = importlib.util.module_from_spec(spec)
         sys.modules[modname] = mod
         try:
-            spec.loader.exec_module(mod)
+            with contextlib.redirect_stdout(sys.stderr):   # keep stdout for the dump
+                spec.loader.exec_module(mod)
         except BaseException:
             del sys.modules[modname]
             raise
@@ -96,7 +98,7 @@ def parse_spec(types: dict, items) -> dict:
     return spec
 
 
-def dump_stages(path, kernel, signature, constexprs=(), target="cpu", spec=()) -> dict:
+def dump_stages(path, kernel, signature, constexprs=(), target="cpu", spec=(), num_warps=4) -> dict:
     """Compile and return ``{stage name: text}`` in pipeline order."""
     from .. import frontend, transforms
     from ..backends import get_backend
@@ -108,11 +110,15 @@ def dump_stages(path, kernel, signature, constexprs=(), target="cpu", spec=()) -
     stages = {"source": jitfn.src}
     func = frontend.build_ir(jitfn, types, cvals, parse_spec(types, spec))
     stages["ir"] = print_function(func)
-    options = get_options().with_(backend=target, interpret=(target == "interpreter"))
+    kind, _, arch = str(target).partition(":")
+    options = get_options().with_(backend=kind, interpret=(kind == "interpreter"))
     func = transforms.run_pipeline(func, options,
                                    dump=lambda name, text: stages.__setitem__(name, text))
     stages["analysis"] = _analysis_text(func, print_function)
-    compiled = get_backend(target).compile(func, options)
+    if kind == "cuda":     # as tilejit.compile does: the target arch and launch shape
+        func.attrs["target"] = f"cuda:{arch}" if arch else "cuda"
+        func.attrs["num_warps"] = int(num_warps)
+    compiled = get_backend(kind).compile(func, options)
     for k, v in compiled.asm.items():
         stages[k] = v if isinstance(v, str) else repr(v)
     return stages
@@ -120,17 +126,8 @@ def dump_stages(path, kernel, signature, constexprs=(), target="cpu", spec=()) -
 
 
 def _analysis_text(func, print_function) -> str:
-    from .. import analysis
-    facts = analysis.analyze(func)
-
-    def annotate(v):
-        r = facts.range(v)
-        a = facts.axis(v)
-        parts = []
-        if r is not None:
-            parts.append(f"range=[{r[0]}, {r[1]}]")
-        if a is not None:
-            parts.append(f"contiguity={tuple(a.contiguity)} divisibility={tuple(a.divisibility)} "
-                         f"constancy={tuple(a.constancy)}")
-        return " ".join(parts) or None
-    return print_function(func, annotate=annotate)
+    try:
+        from ..analysis.printer import print_analysis
+    except ImportError:
+        return "(analysis printer not available)"
+    return print_analysis(func, locs=True)
