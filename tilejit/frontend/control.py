@@ -231,7 +231,7 @@ class ControlFlowMixin:
 
         def build(body, types, arg_names, bind):
             iv = tensor(body.add_arg(TileType(iv_ty), target))
-            bind([body.add_arg(t, n) for t, n in zip(types, arg_names)])
+            bind([body.add_arg(t) for t in types])
             self.scope[target] = iv
             self.visit_body(node.body)
 
@@ -255,7 +255,7 @@ class ControlFlowMixin:
         state = {}
 
         def build(after, types, arg_names, bind):
-            before_block = state["before"] = Block(types, arg_names)
+            before_block = state["before"] = Block(types)
             state.pop("static", None)
             bind(before_block.args)
             with self.builder.at_end(before_block):
@@ -265,7 +265,7 @@ class ControlFlowMixin:
                     cond = sem.to_tensor(bool(cond))
                 cond = self.scalar_condition(cond, "while")
                 self.builder.create(ops.ConditionOp, cond=cond.handle, values=list(before_block.args))
-            bind([after.add_arg(t, n) for t, n in zip(types, arg_names)])
+            bind([after.add_arg(t) for t in types])
             self.visit_body(node.body)
 
         def finish(after, inits, result_types):
