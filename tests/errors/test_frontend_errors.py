@@ -284,3 +284,16 @@ def test_launch_reports_compilation_error():
             k[(1,)](np.zeros(4, np.float32), 4)
     assert "arange's arguments must be of type tl.constexpr" in str(info.value)
     assert "tilejit/" not in str(info.value).replace(k.file, "")
+
+
+@tilejit.jit
+def _mul_plus_combine(a, b):
+    return a * b + 1
+
+
+def test_reduce_with_unsupported_combine():
+    @tilejit.jit
+    def k(x_ptr, n):
+        x = tl.load(x_ptr + tl.arange(0, 16))
+        tl.store(x_ptr, tl.reduce(x, 0, _mul_plus_combine))
+    check_message(compile_error(k), k, "unsupported combine function _mul_plus_combine", 3, "tl.reduce(")

@@ -410,3 +410,27 @@ def test_swizzle2d():
     o = np.empty((4, 4), np.int32)
     run(swizzle_kernel, (1,), o, N=4, G=2)
     assert o.tolist() == [[0, 2, 4, 6], [1, 3, 5, 7], [8, 10, 12, 14], [9, 11, 13, 15]]
+
+
+@tilejit.jit
+def _add_combine(a, b):
+    return a + b
+
+
+@tilejit.jit
+def _max_combine(a, b):
+    return tl.maximum(a, b)
+
+
+@tilejit.jit
+def custom_reduce_kernel(x_ptr, o_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    tl.store(o_ptr, tl.reduce(x, 0, _add_combine))
+    tl.store(o_ptr + 1, x.reduce(0, _max_combine))
+
+
+def test_reduce_with_combine_function():
+    x = np.arange(16, dtype=np.float32) - 3
+    o = np.empty(2, np.float32)
+    run(custom_reduce_kernel, (1,), x, o, N=16)
+    assert o.tolist() == [x.sum(), x.max()]

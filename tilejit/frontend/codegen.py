@@ -15,8 +15,10 @@ import linecache
 import operator
 import types
 
-from ..ir.core import Loc
-from ..ir.types import DType, PointerType
+from ..ir import ops
+from ..ir.core import Block, Loc
+from ..ir.types import DType, PointerType, TileType
+from ..language import standard
 from ..language import semantic as sem
 from ..language.core import constexpr, is_builtin, tensor
 from ..runtime.jit import JITFunction
@@ -367,6 +369,10 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         fn = norm(fn)
         if isinstance(fn, JITFunction):
             return self.call_jit(fn, args, kwargs)
+        if getattr(fn, "__func__", fn) is standard.reduce:
+            if getattr(fn, "__self__", None) is not None:
+                args = [fn.__self__, *args]
+            return self.call_reduce(*args, **kwargs)
         if is_builtin(fn) or isinstance(getattr(fn, "__self__", None), tensor):
             return norm(fn(*args, **kwargs))
         if not callable(fn):
@@ -377,6 +383,25 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
                 raise TypeError(f"cannot call Python function '{name}' with tensor arguments inside a kernel; "
                                 "decorate it with @tilejit.jit to call it from a kernel")
         return norm(fn(*args, **kwargs))
+
+    def call_reduce(self, input, axis, combine_fn, keep_dims=False):
+        """``tl.reduce`` with a recognised combine function (sum, max, min, xor)."""
+        input = sem.to_tensor(input)
+        if not isinstance(combine_fn, JITFunction):
+            raise TypeError("tl.reduce's combine_fn must be a @tilejit.jit function")
+        scratch = Block([TileType(input.dtype), TileType(input.dtype)])
+        a, b = (tensor(v) for v in scratch.args)
+        with self.builder.at_end(scratch):
+            r = norm(self.call_jit(combine_fn, [a, b], {}))
+        op = r.handle.op if isinstance(r, tensor) else None
+        kinds = {ops.AddOp: "sum", ops.XorOp: "xor_sum", ops.MaxOp: "max", ops.MinOp: "min"}
+        kind = kinds.get(type(op))
+        if kind is None or op.parent is not scratch or {id(v) for v in op.operands} != {id(a.handle), id(b.handle)} \
+                or r.type != TileType(input.dtype):
+            raise ValueError(f"tl.reduce: unsupported combine function {combine_fn.__name__}; tilejit supports "
+                             "combine functions computing a + b, a ^ b, tl.maximum(a, b) or tl.minimum(a, b)")
+        from ..language import semantic_tile as st
+        return st.reduce(input, axis, kind, keep_dims)
 
     def call_jit(self, fn, args, kwargs):
         """Inline a call to another ``@jit`` function: its body is visited with the

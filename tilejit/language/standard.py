@@ -327,6 +327,15 @@ def xor_sum(input, axis=None, keep_dims=False):
     return st.reduce(input, axis, "xor_sum", keep_dims)
 
 
+@tensor_member
+@builtin
+def reduce(input, axis, combine_fn, keep_dims=False):
+    """Reduce ``input`` along ``axis`` with ``combine_fn``, a ``@jit`` function of two
+    scalars.  tilejit recognises combine functions computing ``a + b``, ``a ^ b``,
+    ``tl.maximum(a, b)`` or ``tl.minimum(a, b)`` (the frontend inlines them to find out)."""
+    raise RuntimeError("tl.reduce is compiled by the frontend and cannot be called here")
+
+
 # ---------------------------------------------------------------------------
 # dot
 # ---------------------------------------------------------------------------
