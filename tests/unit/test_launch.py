@@ -212,3 +212,20 @@ def test_repeated_launch_is_cheap(fake):
 
 _ADDC = addc
 _ADDC_DNS = addc_dns
+
+
+def test_check_analysis_attaches_the_claim_checker(fake, monkeypatch):
+    from tilejit.analysis import checker
+    made = []
+    real = checker.make_observer
+
+    def spy(func, grid):
+        made.append((func.name, tuple(grid)))
+        return real(func, grid)
+    monkeypatch.setattr(checker, "make_observer", spy)
+    x = np.arange(32, dtype=np.float32)
+    out = np.zeros_like(x)
+    with use_options(backend="interpreter", check_analysis=True):
+        addc[(2,)](x, out, 32, 1.0)
+    assert made == [("addc", (2, 1, 1))]
+    np.testing.assert_array_equal(out, x + 1)

@@ -70,8 +70,11 @@ class JITFunction(KernelInterface):
 
     def run(self, *args, grid, **kwargs):
         """Bind arguments, compile (cached) and launch over ``grid``."""
-        from .launch import launch
-        return launch(self, args, kwargs, grid)
+        launcher = self._launcher
+        if launcher is None:
+            from .launcher import Launcher
+            launcher = self._launcher = Launcher(self)
+        return launcher(args, kwargs, grid)
 
     def warmup(self, *args, grid=None, **kwargs):
         """Bind and compile (cached) without launching; returns the compiled kernel."""

@@ -2,15 +2,37 @@
 compiled kernels, compilation (frontend -> passes -> backend) and stage dumps."""
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import inspect
 import os
+
+import numpy as np
 
 from ..backends import Buffer, LaunchArgs, get_backend
 from .launch import LAUNCH_OPTIONS, binder_for, choose_backend, normalize_grid
 from .options import get_options
 
 _EMPTY = inspect.Parameter.empty
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+_OPTION_TOKENS: dict = {}       # Options -> small int (hashing the dataclass per launch is slow)
+
+
+class _PtrNames(dict):
+    """numpy dtype -> '*<tilejit dtype name>' (None when unsupported)."""
+
+    def __missing__(self, dt):
+        from ..ir.types import dtype_from_numpy
+        try:
+            name = "*" + dtype_from_numpy(dt).name
+        except TypeError:
+            name = None
+        self[dt] = name
+        return name
+
+
+_NP_PTR = _PtrNames()
 
 
 class Launcher:
@@ -26,6 +48,12 @@ class Launcher:
         self.specialize = [not p.do_not_specialize for p in self.params]
         self.defaults = [p.default for p in self.params]
         self.cache: dict = {}
+        self.nparams = len(self.params)
+        self.param_set = frozenset(self.names)
+        self.plan = [(p.name, p.is_constexpr, not p.do_not_specialize) for p in self.params]
+        self._options = None
+        self._opt_token = None
+        self._backend = None
 
     # ------------------------------------------------------------ binding
     def bind(self, args, kwargs) -> list:
@@ -55,41 +83,53 @@ class Launcher:
 
     def __call__(self, args, kwargs, grid, warmup=False):
         lopts = ()
-        if kwargs:
-            if any(k in kwargs for k in LAUNCH_OPTIONS):
-                kwargs = dict(kwargs)
-                lopts = tuple((k, kwargs.pop(k)) for k in LAUNCH_OPTIONS if k in kwargs)
+        if kwargs and not kwargs.keys() <= self.param_set:
+            kwargs = dict(kwargs)
+            lopts = tuple((k, kwargs.pop(k)) for k in LAUNCH_OPTIONS if k in kwargs)
             for k in ("stream", "device", "warmup"):   # accepted for Triton scripts, no effect here
-                if k in kwargs and k not in self.index:
-                    kwargs = dict(kwargs)
-                    kwargs.pop(k)
-        vals = self.bind(args, kwargs)
+                if k not in self.index:
+                    kwargs.pop(k, None)
+        if not kwargs and len(args) == self.nparams:
+            vals = args
+        else:
+            vals = self.bind(args, kwargs)
         keys, values, buffers, consts = [], [], [], []
         device = "cpu"
-        names = self.names
-        for i, v in enumerate(vals):
-            if self.is_constexpr[i] or v is None:
-                cv = getattr(v, "value", v) if type(v).__name__ == "constexpr" else v
-                consts.append((names[i], _hashable(cv)))
+        for v, (name, is_cx, spec) in zip(vals, self.plan):
+            if is_cx or v is None:
+                consts.append((name, _constexpr_key(v)))
                 continue
-            b = binder_for(type(v))
+            tp = type(v)
+            if tp is np.ndarray:                       # the common case, inlined
+                dt = _NP_PTR[v.dtype]
+                if dt is not None and v.flags.c_contiguous and v.flags.writeable and v.size:
+                    addr = _addressof(_from_buffer(v))
+                    keys.append((dt, 16 if spec and not addr & 15 else 0, "cpu"))
+                    values.append(addr)
+                    buffers.append(Buffer(name, addr, v.nbytes, v.itemsize))
+                    continue
+            b = binder_for(tp)
             if b is None:
-                raise TypeError(f"{self.name}: argument '{names[i]}' has unsupported type "
-                                f"{type(v).__module__}.{type(v).__qualname__} (expected an int, "
+                raise TypeError(f"{self.name}: argument '{name}' has unsupported type "
+                                f"{tp.__module__}.{tp.__qualname__} (expected an int, "
                                 "float, bool, None or an array)")
             try:
-                key, lv, info = b(v, self.specialize[i])
+                key, lv, info = b(v, spec)
             except (TypeError, ValueError) as e:
-                raise type(e)(f"{self.name}: argument '{names[i]}': {e}") from None
+                raise type(e)(f"{self.name}: argument '{name}': {e}") from None
             keys.append(key)
             values.append(lv)
             if info is not None:
-                buffers.append(Buffer(names[i], info.lo, info.nbytes, info.itemsize))
+                buffers.append(Buffer(name, info.lo, info.nbytes, info.itemsize))
                 if info.device != "cpu":
                     device = info.device
         options = get_options()
-        backend = choose_backend(options, device)
-        key = (tuple(keys), tuple(consts), lopts, options, backend)
+        if options is not self._options:
+            self._options = options
+            self._opt_token = _OPTION_TOKENS.setdefault(options, len(_OPTION_TOKENS))
+            self._backend = choose_backend(options, "cpu")
+        backend = self._backend if device == "cpu" else choose_backend(options, device)
+        key = (tuple(keys), tuple(consts), lopts, self._opt_token, backend)
         kernel = self.cache.get(key)
         if kernel is None:
             kernel = self.cache[key] = self.compile(vals, keys, consts, lopts, options, backend, key)
@@ -145,7 +185,9 @@ class Launcher:
         return kernel
 
 
-def _hashable(v):
+def _constexpr_key(v):
+    if type(v).__name__ == "constexpr":
+        v = getattr(v, "value", v)
     try:
         hash(v)
         return v
