@@ -181,3 +181,47 @@ def test_float_promotion(backend, rng):
     mixed_types[(1,)](x, h, i, out, BLOCK=32)
     want = (x + h.astype(np.float32)) * i.astype(np.float32) + np.exp(h.astype(np.float32))
     np.testing.assert_allclose(out, want, rtol=2e-6, atol=1e-6)
+
+
+@tilejit.jit
+def bf16_roundtrip(bits_ptr, f_ptr, out_f_ptr, out_bits_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    b = tl.load(bits_ptr + offs).to(tl.bfloat16, bitcast=True)
+    tl.store(out_f_ptr + offs, b.to(tl.float32) * 2.0)
+    f = tl.load(f_ptr + offs).to(tl.bfloat16)
+    tl.store(out_bits_ptr + offs, f.to(tl.uint16, bitcast=True))
+
+
+def _f32_to_bf16_bits(x):
+    u = x.view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def test_bfloat16_bits_and_rounding(backend, rng):
+    bits = rng.integers(0, 2**16, 64).astype(np.uint16)
+    bits[(bits & 0x7F80) == 0x7F80] = 0x3F80          # no inf/NaN patterns
+    f = rng.standard_normal(64).astype(np.float32)
+    f[:4] = [1.0 + 2**-8, 1.0 + 3 * 2**-8, -(1.0 + 2**-8), 0.0]   # ties round to even
+    out_f = np.zeros(64, np.float32)
+    out_bits = np.zeros(64, np.uint16)
+    bf16_roundtrip[(1,)](bits, f, out_f, out_bits, BLOCK=64)
+    np.testing.assert_array_equal(out_f, (bits.astype(np.uint32) << 16).view(np.float32) * 2)
+    np.testing.assert_array_equal(out_bits, _f32_to_bf16_bits(f))
+
+
+@tilejit.jit
+def printer(x_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.device_print("x=", x)
+    tl.device_assert(x < 100, "x must stay below 100")
+
+
+def test_device_print_and_assert(backend, capsys):
+    if backend != "interpreter":
+        pytest.skip("native code prints outside pytest's capture")
+    printer[(1,)](np.arange(4, dtype=np.int32), BLOCK=4)
+    assert "x=" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="x must stay below 100") as ei:
+        printer[(2,)](np.array([1, 2, 300, 4], np.int32), BLOCK=4)
+    assert ei.value.program_id == (0, 0, 0)
+    assert f"test_language.py:{printer.first_line + 4}" in str(ei.value)
