@@ -264,4 +264,5 @@ def main(argv=None) -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
+    sys.modules.setdefault("runner", sys.modules["__main__"])   # one MODES table for modes_*.py
     main()
