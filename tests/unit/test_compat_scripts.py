@@ -32,6 +32,15 @@ needs_runtime = pytest.mark.skipif(not _runtime_ready(),
                                 reason="needs the frontend and the runtime launch path")
 
 
+def _cuda_ready() -> bool:
+    try:
+        import torch
+        from tilejit.backends import available_backends
+        return torch.cuda.is_available() and "cuda" in available_backends()
+    except ImportError:
+        return False
+
+
 def _run(path, cache_dir, extra_env=None):
     env = dict(os.environ, TILEJIT_CACHE_DIR=cache_dir, TILEJIT_COMPILE_WORKERS="0",
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
@@ -45,7 +54,8 @@ def results(tmp_path_factory):
     """Run the whole corpus once, two scripts at a time."""
     cache_dir = str(tmp_path_factory.mktemp("cache"))
     with cf.ThreadPoolExecutor(2) as pool:
-        futs = {n: pool.submit(_run, p, cache_dir) for n, p in zip(NAMES, SCRIPTS)}
+        futs = {n: pool.submit(_run, p, cache_dir) for n, p in zip(NAMES, SCRIPTS)
+                if n != "issue741_cuda" or _cuda_ready()}
         return {n: f.result() for n, f in futs.items()}
 
 
@@ -62,6 +72,8 @@ def _expect_741(out: str):
 @needs_runtime
 @pytest.mark.parametrize("name", NAMES)
 def test_script(results, name):
+    if name == "issue741_cuda" and not _cuda_ready():
+        pytest.skip("needs torch with CUDA and the cuda backend")
     r = results[name]
     if name.startswith("unsupported_"):
         assert r.returncode == 2, (r.stdout, r.stderr)
@@ -96,6 +108,6 @@ def test_issue741_scripts_differ_from_the_seed_only_in_imports():
     strip = lambda lines: [ln for ln in lines if not ln.strip().startswith(("import ", "from "))
                            and not ln.startswith("#")]
     want = strip(seed[start:end].splitlines())
-    for name in ("issue741_numpy", "issue741_torch_cpu"):
+    for name in ("issue741_numpy", "issue741_torch_cpu", "issue741_cuda"):
         got = strip(open(os.path.join(ROOT, "tests", "triton_scripts", name + ".py")).read().splitlines())
         assert got == want, name
