@@ -99,7 +99,8 @@ class CPUKernel(CompiledKernel):
     def _raise(self, err):
         op = self._asserts[err[0] - 1]
         msg = op.msg if op.msg else "device assertion failed"
-        raise DeviceAssertionError(f"{op.loc}: {msg} (program id ({err[1]}, {err[2]}, {err[3]}))")
+        raise DeviceAssertionError(f"device assertion failed: {msg}", kernel=self.name, loc=op.loc,
+                                   program_id=(err[1], err[2], err[3]))
 
 
 class CPUBackend(Backend):

@@ -18,8 +18,12 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 
-class DeviceAssertionError(AssertionError):
-    """A ``tl.device_assert`` failed in a compiled kernel."""
+from ...interpreter.errors import DeviceAssertError
+
+
+class DeviceAssertionError(DeviceAssertError):
+    """A ``tl.device_assert`` failed in a compiled kernel (same class family and
+    message format as the interpreter's DeviceAssertError)."""
 
 
 def chunk_function(addr: int):

@@ -29,7 +29,8 @@ class FunctionEmitter:
         ptr = self._alloca_b.alloca(ty, size=ir.Constant(I64, count) if count != 1 else None,
                                     name=name)
         ptr.align = align
-        return self._alloca_b.bitcast(ptr, ir.PointerType())   # an opaque ``ptr``
+        ptr.type = ir.PointerType()      # opaque ``ptr`` (llvmlite types allocas as T*)
+        return ptr
 
     def new_block(self, name: str) -> ir.Block:
         return self.fn.append_basic_block(name)
