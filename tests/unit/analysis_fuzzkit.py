@@ -223,16 +223,27 @@ def build_kernel(seed: int, max_depth=3) -> FuzzKernel:
         else:
             exprs.append(g.expr(r.randint(1, max_depth)))
     numel = int(np.prod(shape))
+    grid = (r.randint(1, 3), r.randint(1, 2), 1)
+    # each program stores to its own slice of dst: results do not depend on the order
+    # in which programs run (so compiled code can be compared with the interpreter)
+    p0 = g.v(ops.ProgramIdOp, axis=0)
+    p1 = g.v(ops.ProgramIdOp, axis=1)
+    prog = g.v(ops.AddOp, lhs=p0, rhs=g.v(ops.MulOp, lhs=p1, rhs=g.const(grid[0], I32)))
+    base = g.v(ops.MulOp, lhs=prog, rhs=g.const(numel * len(exprs), I32))
     flat = g.v(ops.ArangeOp, start=0, end=numel)
     flat = g.v(ops.ReshapeOp, src=flat, shape=shape) if len(shape) > 1 else flat
+    flat = g.v(ops.AddOp, lhs=flat, rhs=g.splat(base))
     for i, e in enumerate(exprs):
         off = g.v(ops.AddOp, lhs=flat, rhs=g.const(i * numel))
         ptr = g.v(ops.AddPtrOp, ptr=g.splat(g.dst), offset=off)
         g.b.create(ops.StoreOp, ptr=ptr, value=g.v(ops.CastOp, src=e, to=int64))
     g.b.create(ops.ReturnOp)
-    grid = (r.randint(1, 3), r.randint(1, 2), 1)
     if r.random() < 0.5:
         src = np.array([r.randint(-2**31, 2**31 - 1) for _ in range(SRC_SIZE)], dtype=np.int32)
     else:
         src = np.arange(SRC_SIZE, dtype=np.int32) * r.choice([1, 2, -1, 16])
     return FuzzKernel(g.f, g.values, grid, src, shape, exprs)
+
+
+def dst_size(k: FuzzKernel) -> int:
+    return int(np.prod(k.shape)) * len(k.exprs) * k.grid[0] * k.grid[1]

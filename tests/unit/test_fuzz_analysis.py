@@ -6,9 +6,10 @@ Bounded for CI; ``TILEJIT_FUZZ_EXAMPLES=N`` runs N examples per test instead.
 import os
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from analysis_fuzzkit import build_kernel
+from analysis_fuzzkit import build_kernel, dst_size
 from irkit import launch
 from tilejit.analysis import analyze
 from tilejit.analysis.checker import ClaimChecker
@@ -24,8 +25,7 @@ def _settings(default):
 def run_checked(k, with_grid=True):
     """Run the kernel under the checker; returns (checker, dst)."""
     checker = ClaimChecker(k.func, k.grid if with_grid else None)
-    numel = int(np.prod(k.shape))
-    dst = np.zeros(numel * len(k.exprs), dtype=np.int64)
+    dst = np.zeros(dst_size(k), dtype=np.int64)
     launch(k.func, k.grid, k.src, dst, *k.values, observer=checker)
     return checker, dst
 
@@ -59,3 +59,28 @@ def test_analysis_is_deterministic_and_total(seed):
         for v in op.results:
             assert v in f1
             assert f1.fact(v) == f2.fact(v)
+
+
+def _cpu_backend():
+    from tilejit.backends import available_backends, get_backend
+    if "cpu" not in available_backends():
+        pytest.skip("cpu backend not available")
+    return get_backend("cpu")
+
+
+@_settings(25)
+@given(SEEDS)
+def test_compiled_matches_interpreted(seed):
+    """The CPU backend (which may use the facts to vectorize) agrees bit-exactly with
+    the interpreter (which checks them)."""
+    from tilejit.backends import Buffer, LaunchArgs
+    from tilejit.runtime.options import Options
+    backend = _cpu_backend()
+    k = build_kernel(seed)
+    _, ref = run_checked(k, with_grid=False)
+    out = np.zeros_like(ref)
+    arrays = [k.src, out]
+    bufs = [Buffer(n, a.ctypes.data, a.nbytes, a.itemsize) for n, a in zip(("src", "dst"), arrays)]
+    compiled = backend.compile(k.func, Options())
+    compiled.launch(k.grid, LaunchArgs([a.ctypes.data for a in arrays] + list(k.values), bufs, arrays))
+    np.testing.assert_array_equal(out, ref)
