@@ -23,9 +23,8 @@ class ParseError(ValueError):
     pass
 
 
-_TOKEN_RE = re.compile(r"""
+_TOKEN_RE = re.compile(r"""[ \t\r]*(?:
     (?P<nl>\n)
-  | (?P<ws>[ \t\r]+)
   | (?P<comment>//[^\n]*)
   | (?P<string>"(?:[^"\\]|\\.)*")
   | (?P<opaque>\#opaque<"(?:[^"\\]|\\.)*">)
@@ -38,7 +37,7 @@ _TOKEN_RE = re.compile(r"""
   | (?P<word>[A-Za-z_][A-Za-z0-9_.]*)
   | (?P<arrow>->)
   | (?P<punct>[(){}\[\],:=])
-""", re.VERBOSE)
+  | (?P<end>$))""", re.VERBOSE)
 
 
 class Token:
@@ -53,17 +52,22 @@ class Token:
 
 def tokenize(text: str) -> list[Token]:
     out, pos, line, line_start = [], 0, 1, 0
+    match = _TOKEN_RE.match
     while pos < len(text):
-        m = _TOKEN_RE.match(text, pos)
-        if m is None:
-            raise _error(text, line, pos - line_start, f"unexpected character {text[pos]!r}")
-        kind = m.lastgroup
+        m = match(text, pos)
+        kind = m.lastgroup if m is not None else None
+        if kind is None:
+            bad = len(text[pos:]) - len(text[pos:].lstrip(" \t\r")) + pos
+            raise _error(text, line, bad - line_start, f"unexpected character {text[bad]!r}")
+        start = m.start(kind)
         if kind == "nl":
             if out and out[-1].kind != "nl":
-                out.append(Token("nl", "\n", line, pos - line_start))
+                out.append(Token("nl", "\n", line, start - line_start))
             line, line_start = line + 1, m.end()
-        elif kind not in ("ws", "comment"):
-            out.append(Token(kind, m.group(), line, pos - line_start))
+        elif kind == "end":
+            break
+        elif kind != "comment":
+            out.append(Token(kind, m.group(kind), line, start - line_start))
         pos = m.end()
     out.append(Token("nl", "\n", line, pos - line_start))
     out.append(Token("eof", "", line, pos - line_start))
