@@ -214,3 +214,18 @@ def test_signed_divrem_facts_and_tritons_claims():
     F2 = analyze(f2)
     q2 = [op.value for op in f2.walk() if isinstance(op, ops.StoreOp)][0]
     assert F2.range(q2) == (0, 7)
+
+
+# ---------------------------------------------------------------- the backend's view
+def test_741_access_plans():
+    """What the CPU backend may do with the #741 kernel: vector loads of in_ptr1 + x2
+    (one predicate per 16 lanes: 2000 is a multiple of 16), a per-lane store."""
+    from tilejit.analysis.vector import access_plan
+    f = ir_of(k741_reassigned, K741_TYPES, {"XBLOCK": 1024},
+              {"in_ptr0": (16, False), "in_ptr1": (16, False), "out_ptr0": (16, False)})
+    F = analyze(f)
+    loads = [op for op in f.walk() if isinstance(op, ops.LoadOp)]
+    store = next(op for op in f.walk() if isinstance(op, ops.StoreOp))
+    assert [access_plan(F, op.ptr, op.mask, max_lanes=64) for op in loads] == [(16, 16), (16, 16)]
+    assert access_plan(F, loads[1].ptr, None, max_lanes=64) == (64, 16)
+    assert access_plan(F, store.ptr, store.mask).width == 1
