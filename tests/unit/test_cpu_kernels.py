@@ -219,3 +219,19 @@ def test_asm_dump_has_simd(tmp_path):
         math_kernel[(4,)](x, np.zeros_like(x), 1000, FN="exp", BLOCK=256)
     asm = "".join(p.read_text() for p in tmp_path.rglob("*") if p.is_file() and "asm" in p.name)
     assert "ymm" in asm or "xmm" in asm
+
+
+@triton.jit
+def big_tile_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + offs, e / tl.sum(e, axis=0))
+
+
+def test_big_tiles_run_on_a_big_stack():
+    n = 1 << 20                                # 4 MiB per fp32 tile, several tiles: > 8 MiB stack
+    x = np.random.default_rng(5).standard_normal(n).astype(np.float32)
+    out = on("cpu", big_tile_kernel, (1,), x, np.zeros_like(x), BLOCK=n)[1]
+    e = np.exp(x.astype(np.float64) - x.max())
+    np.testing.assert_allclose(out, e / e.sum(), rtol=1e-4, atol=1e-12)

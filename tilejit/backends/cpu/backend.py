@@ -17,10 +17,11 @@ from collections.abc import Mapping
 from .. import Backend, CompiledKernel, register_backend
 from ..llvm import binding
 from .codegen import CHUNK, build_module
-from .runner import (ArgBuffer, DeviceAssertionError, arg_format, chunk_function,
-                     coerce_values, default_threads, run_parallel)
+from .runner import (BIG_FRAME, ArgBuffer, DeviceAssertionError, arg_format, chunk_function,
+                     coerce_values, default_threads, run_on_worker, run_parallel)
 
 _LIBM_DONE = False
+_COMPILE_LOCK = threading.Lock()
 
 
 def _ensure_libm():
@@ -57,8 +58,10 @@ class _Asm(Mapping):
 
 
 class CPUKernel(CompiledKernel):
-    def __init__(self, func, engine, fn_addr, asserts, llir, llir_opt, num_threads):
+    def __init__(self, func, engine, fn_addr, asserts, llir, llir_opt, num_threads, frame_bytes=0):
         super().__init__(func.name, func)
+        self.frame_bytes = frame_bytes
+        self.big_frame = frame_bytes > BIG_FRAME
         self.asm = _Asm(llir, llir_opt)
         self._engine = engine                    # keeps the machine code alive
         self._fn = chunk_function(fn_addr)
@@ -87,9 +90,10 @@ class CPUKernel(CompiledKernel):
                 self._fmt.pack_into(buf.raw, 0, *coerce_values(args.values, self._dtypes), gx, gy, gz)
             threads = launch_options.get("num_threads") or self.num_threads
             if n == 1 or threads <= 1:
-                status = self._fn(buf.ptr, 0, n)
+                status = (self._fn(buf.ptr, 0, n) if not self.big_frame
+                          else run_on_worker(self._fn, buf.ptr, n))
             else:
-                status = run_parallel(self._fn, buf.ptr, n, min(threads, n))
+                status = run_parallel(self._fn, buf.ptr, n, min(threads, n), self.big_frame)
             if status:
                 self._raise(buf.error(self._nargs))
         finally:
@@ -118,7 +122,8 @@ class CPUBackend(Backend):
         per_func = self._cache.get(func)
         if per_func is not None and key in per_func:
             return per_func[key]
-        kernel = self._compile(func, options)
+        with _COMPILE_LOCK:          # LLVM contexts are not shared across threads safely
+            kernel = self._compile(func, options)
         with self._lock:
             self._cache.setdefault(func, {})[key] = kernel
         return kernel
@@ -134,7 +139,8 @@ class CPUBackend(Backend):
         from ...runtime.cache import cpu_compile_cached
         engine, llir_opt = cpu_compile_cached(llir, tm, options)
         addr = engine.get_function_address(CHUNK)
-        kernel = CPUKernel(func, engine, addr, asserts, llir, llir_opt, options.num_threads)
+        kernel = CPUKernel(func, engine, addr, asserts, llir, llir_opt, options.num_threads,
+                           module.frame_bytes)
         return kernel     # stage dumps (TILEJIT_DUMP_DIR) are written by the runtime from .asm
 
 

@@ -62,6 +62,7 @@ def build_module(func, options, triple: str = "", data_layout: str = ""):
         ctx.b.ret(ir.Constant(I32, 0))
     ctx.em.finish_entry()
     _build_chunk(module, prog, len(func.arguments))
+    module.frame_bytes = ctx.em.frame_bytes
     return module, ctx.asserts
 
 

@@ -317,8 +317,20 @@ def _print_arg(b, v, dt):
     return ("%llu", b.zext(v, I64) if v.type.width < 64 else v)
 
 
+def _fflush(ctx):
+    fn = ctx.module.globals.get("fflush")
+    if fn is None:
+        fn = ir.Function(ctx.module, ir.FunctionType(I32, [PTR]), name="fflush")
+    ctx.b.call(fn, [ir.Constant(PTR, None)])
+
+
 @RULES.register(ops.DevicePrintOp)
 def _print(ctx, op):
+    _print_values(ctx, op)
+    _fflush(ctx)
+
+
+def _print_values(ctx, op):
     b = ctx.b
     printf = _printf(ctx)
     pids = [b.sext(p, I64) for p in ctx.pid]

@@ -81,16 +81,31 @@ def default_threads() -> int:
         return os.cpu_count() or 1
 
 
+WORKER_STACK = 256 << 20        # per-program tiles live on the worker's stack
+BIG_FRAME = 1 << 20             # programs with larger frames never run on the caller's stack
+
+
 def pool(n_threads: int) -> ThreadPoolExecutor:
     with _POOL_LOCK:
         p = _POOLS.get(n_threads)
         if p is None:
             p = _POOLS[n_threads] = ThreadPoolExecutor(max_workers=n_threads,
                                                        thread_name_prefix="tilejit-cpu")
+            old = threading.stack_size(WORKER_STACK)
+            try:                # start the workers now, with big stacks
+                for f in [p.submit(lambda: None) for _ in range(n_threads)]:
+                    f.result()
+            finally:
+                threading.stack_size(old)
         return p
 
 
-def run_parallel(fn, argp, n, n_threads) -> int:
+def run_on_worker(fn, argp, n) -> int:
+    """Run all programs on one pool thread (its stack is large)."""
+    return pool(1).submit(fn, argp, 0, n).result()
+
+
+def run_parallel(fn, argp, n, n_threads, big_frame=False) -> int:
     """Run ``n`` programs on ``n_threads`` threads (the caller is one), in chunks.
     Returns the first nonzero status seen (0 when every program succeeded)."""
     n_chunks = min(n, n_threads * 8)
@@ -108,9 +123,12 @@ def run_parallel(fn, argp, n, n_threads) -> int:
             if st:
                 status[0] = st
 
-    ex = pool(n_threads - 1)
+    ex = pool(n_threads)
     futs = [ex.submit(work) for _ in range(min(n_threads - 1, n_chunks - 1))]
-    work()
+    if big_frame:
+        futs.append(ex.submit(work))
+    else:
+        work()
     for f in futs:
         f.result()
     return status[0]

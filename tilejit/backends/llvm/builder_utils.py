@@ -18,6 +18,7 @@ class FunctionEmitter:
         self.body = fn.append_basic_block("body")
         self.b = ir.IRBuilder(self.body)
         self._alloca_b = ir.IRBuilder(self.entry)
+        self.frame_bytes = 0             # approximate stack bytes of all allocas
 
     def finish_entry(self):
         """Terminate the entry (alloca) block by branching to the body."""
@@ -29,6 +30,7 @@ class FunctionEmitter:
         ptr = self._alloca_b.alloca(ty, size=ir.Constant(I64, count) if count != 1 else None,
                                     name=name)
         ptr.align = align
+        self.frame_bytes += count * max(1, _size_of(ty))
         ptr.type = ir.PointerType()      # opaque ``ptr`` (llvmlite types allocas as T*)
         return ptr
 
@@ -63,6 +65,14 @@ class FunctionEmitter:
         b.branch(header)
         b.position_at_end(exit_)
         return iv
+
+
+def _size_of(ty) -> int:
+    if isinstance(ty, ir.IntType):
+        return max(1, ty.width // 8)
+    if isinstance(ty, ir.VectorType):
+        return ty.count * _size_of(ty.element)
+    return {ir.HalfType: 2, ir.FloatType: 4, ir.DoubleType: 8}.get(type(ty), 8)
 
 
 def const_i64(x: int) -> ir.Constant:
