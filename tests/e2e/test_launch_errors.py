@@ -104,3 +104,7 @@ def test_torch_cpu_tensors(backend):
     y = torch.zeros(100, dtype=torch.float32)
     copy_kernel[(4,)](x, y, 100, BLOCK=32)
     assert torch.equal(x, y)
+    xb = torch.randn(2, 64).to(torch.bfloat16)
+    yb = torch.zeros(64, dtype=torch.bfloat16)
+    copy_kernel[(1,)](xb[1], yb, 64, BLOCK=64)           # bf16 pointer, a row view
+    assert torch.equal(xb[1], yb)

@@ -102,7 +102,7 @@ def _for(ctx, op, vals):
     if st == 0:
         raise ValueError("scf.for with step 0")
     while (i < ub_i) if st > 0 else (i > ub_i):
-        carried = ctx.run_block(body, [ivt(i)] + carried)
+        carried = ctx.run_block(body, [ivt(i)] + carried) or []
         i += st
     return carried
 

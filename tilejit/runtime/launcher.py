@@ -128,7 +128,13 @@ class Launcher:
             self._options = options
             self._opt_token = _OPTION_TOKENS.setdefault(options, len(_OPTION_TOKENS))
             self._backend = choose_backend(options, "cpu")
-        backend = self._backend if device == "cpu" else choose_backend(options, device)
+        if device == "cpu":
+            backend = self._backend
+        else:
+            backend = choose_backend(options, device)
+            if backend != "cuda":
+                raise ValueError(f"{self.name}: CUDA arrays were passed but the backend is "
+                                 f"'{backend}'; host backends cannot read device memory")
         key = (tuple(keys), tuple(consts), lopts, self._opt_token, backend)
         kernel = self.cache.get(key)
         if kernel is None:
