@@ -191,3 +191,20 @@ def test_cli_cache_info_clear(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "removed 1" in r.stdout
     assert C.FileCache(str(d)).info()["entries"] == 0
+
+
+def test_read_only_dir_still_serves_existing_entries(tmp_path, monkeypatch):
+    c = C.FileCache(str(tmp_path / "ro2"))
+    c.put(C.make_key("old"), b"from disk")
+
+    def deny(*a, **k):
+        raise PermissionError(13, "Read-only file system")
+    monkeypatch.setattr(C.tempfile, "mkstemp", deny)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        c.put(C.make_key("new"), b"in memory")
+        c.put(C.make_key("new2"), b"in memory too")
+    assert sum("memory only" in str(x.message) for x in w) == 1
+    assert c.get(C.make_key("old")) == b"from disk"
+    assert c.get(C.make_key("new")) == b"in memory"
+    assert c.get(C.make_key("missing")) is None

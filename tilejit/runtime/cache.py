@@ -111,8 +111,10 @@ class FileCache:
     # -- API -----------------------------------------------------------------
     def get(self, key: str, namespace: str = "kernels") -> bytes | None:
         """The payload stored under ``key``, or None (missing or corrupt)."""
-        if self._fallback is not None:
-            return self._fallback.get(key, namespace)
+        if self._fallback is not None:       # written since the fall-back: memory first
+            v = self._fallback.get(key, namespace)
+            if v is not None:
+                return v
         p = self.path(key, namespace)
         try:
             with open(p, "rb") as f:
