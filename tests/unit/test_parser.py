@@ -163,3 +163,20 @@ def test_generic_region_form_round_trips_even_for_invalid_ir():
     text = print_function(f, locs=False)
     assert '"scf.for" %0, %0, %0 (' in text and "^bb0(%i: i32, %j: i32):" in text
     assert print_function(parse_function(text), locs=False) == text
+
+
+def test_odd_function_and_argument_names_round_trip():
+    from tilejit.ir import Builder, Function
+    f = Function("<lambda>.k")
+    a = f.add_argument("x", TileType(int32))
+    b_arg = f.add_argument("x", TileType(int32))          # a repeated name
+    c = f.add_argument("2nd", TileType(int32))
+    a.name_hint = ""                                        # hint differs from the name
+    Builder(f).create(ops.ReturnOp)
+    text = print_function(f, locs=False)
+    assert text.startswith('tt.func @"<lambda>.k"(%0: i32 {tt.name = "x"}, %x: i32, '
+                           '%v2nd: i32 {tt.name = "2nd"})')
+    g = roundtrip_check(f)
+    assert g.name == "<lambda>.k"
+    assert [x.name for x in g.arguments] == ["x", "x", "2nd"]
+    assert b_arg.type == g.arguments[1].value.type

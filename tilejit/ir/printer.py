@@ -280,7 +280,7 @@ class Printer:
         args = []
         for a in func.arguments:
             attrs = {}
-            if sanitize_hint(a.name) != self.name(a.value)[1:]:
+            if a.name != self.name(a.value)[1:]:
                 attrs["tt.name"] = a.name
             if a.divisibility != 1:
                 attrs["tt.divisibility"] = a.divisibility
