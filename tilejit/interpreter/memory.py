@@ -15,8 +15,18 @@ import numpy as np
 from ..ir.types import PointerType
 
 
+_MEM: dict = {}
+
+
 def _mem_dtype(elem) -> np.dtype:
     """How ``elem`` is laid out in memory (int1 is one byte, 0 or 1)."""
+    dt = _MEM.get(elem)
+    if dt is None:
+        dt = _MEM[elem] = _mem_dtype_uncached(elem)
+    return dt
+
+
+def _mem_dtype_uncached(elem) -> np.dtype:
     if isinstance(elem, PointerType):
         return np.dtype(np.uint64)
     if elem.kind == "bool":
@@ -129,11 +139,13 @@ class Memory:
     def load(self, addrs: np.ndarray, elem, fail) -> np.ndarray:
         """Read elements at flat ``addrs`` (all masked in); ``fail(lane, addr)`` raises."""
         dt = _mem_dtype(elem)
-        out = np.empty(addrs.shape, dtype=dt)
+        out = None
         for view, lanes, idx in self._groups(addrs, dt, fail):
             if lanes is None:
                 out = view[idx]
             else:
+                if out is None:
+                    out = np.empty(addrs.shape, dtype=dt)
                 out[lanes] = view[idx]
         if not isinstance(elem, PointerType) and elem.kind == "bool":
             return out != 0

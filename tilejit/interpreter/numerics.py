@@ -36,9 +36,15 @@ def f32_to_bf16(x) -> np.ndarray:
     return out
 
 
+_STORAGE: dict = {}
+
+
 def storage(elem) -> np.dtype:
     """The numpy dtype holding values of ``elem`` (an element type)."""
-    return elem.to_numpy()
+    dt = _STORAGE.get(elem)
+    if dt is None:
+        dt = _STORAGE[elem] = elem.to_numpy()
+    return dt
 
 
 def decode(x, elem):

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..ir import ops
 from ..ir.core import RuleTable
-from ..ir.types import PointerType
+from ..ir.types import PointerType, bfloat16
 from . import numerics as nm
 
 RULES = RuleTable("interpreter")
@@ -55,12 +55,12 @@ def _arange(ctx, op, vals):
 
 @RULES.register(ops.ProgramIdOp)
 def _program_id(ctx, op, vals):
-    return [np.int32(ctx.pid[op.axis])]
+    return [np.int32(ctx.pid[op.attrs["axis"]])]
 
 
 @RULES.register(ops.NumProgramsOp)
 def _num_programs(ctx, op, vals):
-    return [np.int32(ctx.grid[op.axis])]
+    return [np.int32(ctx.grid[op.attrs["axis"]])]
 
 
 # ---------------------------------------------------------------- binary ops
@@ -103,7 +103,7 @@ FLOAT_BINARY = {
 
 @RULES.register(*ops.BINARY_OPS)
 def _binary(ctx, op, vals):
-    el = op.lhs.type.element
+    el = op.slots["lhs"].type.element
     table = FLOAT_BINARY if el.kind == "float" else INT_BINARY
     fn = table.get(type(op))
     if fn is None:
@@ -121,11 +121,11 @@ CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
 
 @RULES.register(ops.CmpOp)
 def _cmp(ctx, op, vals):
-    el = op.lhs.type.element
+    el = op.slots["lhs"].type.element
     a, b = vals
-    if el.kind == "float":
+    if el is bfloat16:
         a, b = nm.decode(a, el), nm.decode(b, el)
-    return [CMP[op.pred](a, b)]
+    return [CMP[op.attrs["pred"]](a, b)]
 
 
 # ---------------------------------------------------------------- unary ops
@@ -163,7 +163,7 @@ for _fn, _cls in ops.MATH_OPS.items():
 
 @RULES.register(ops.UnaryOp)
 def _unary(ctx, op, vals):
-    el = op.src.type.element
+    el = op.slots["src"].type.element
     fn = UNARY.get(type(op))
     if fn is None:
         raise NotImplementedError(op.name)
@@ -187,7 +187,7 @@ def _fma(ctx, op, vals):
 # ---------------------------------------------------------------- casts / select / ptr
 @RULES.register(ops.CastOp)
 def _cast(ctx, op, vals):
-    return [nm.cast(vals[0], op.src.type.element, op.to)]
+    return [nm.cast(vals[0], op.slots["src"].type.element, op.attrs["to"])]
 
 
 @RULES.register(ops.BitcastOp)
@@ -199,14 +199,20 @@ def _bitcast(ctx, op, vals):
 def _select(ctx, op, vals):
     c, t, f = vals
     out = np.where(c, t, f)
-    return [out if op.true_value.type.shape else out[()]]
+    return [out if op.slots["true_value"].type.shape else out[()]]
 
 
 @RULES.register(ops.AddPtrOp)
 def _addptr(ctx, op, vals):
     ptr, off = vals
-    pointee = op.ptr.type.element.element
+    pt = op.slots["ptr"].type
+    pointee = pt.element.element
     size = 8 if isinstance(pointee, PointerType) else pointee.itemsize
-    delta = (np.asarray(off).astype(np.int64) * np.int64(size)).view(np.uint64)
-    out = np.add(ptr, delta)
-    return [out if op.ptr.type.shape else np.uint64(out)]
+    off = np.asarray(off).astype(np.int64)
+    if size != 1:
+        off = off * _SIZES[size]
+    out = np.add(ptr, off.view(np.uint64))
+    return [out if pt.shape else np.uint64(out)]
+
+
+_SIZES = {n: np.int64(n) for n in (1, 2, 4, 8, 16)}

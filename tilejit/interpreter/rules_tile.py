@@ -47,8 +47,9 @@ def _hint(ctx, op, vals):
 
 # ---------------------------------------------------------------- memory
 def _oob(ctx, op, lanes, pointee):
+    """``fail(i, addr)`` for the memory layer: the i-th accessed lane is bad."""
     def fail(i, addr):
-        lane = int(lanes[i])
+        lane = int(lanes[i]) if lanes is not None else i
         idx = np.unravel_index(lane, op.ptr.type.shape) if op.ptr.type.shape else ()
         raise OutOfBoundsError(
             f"{op.name} of {pointee} at address {addr:#x} (lane {lane}"
@@ -71,19 +72,19 @@ def _masked_lanes(ptr, mask):
 
 @RULES.register(ops.LoadOp)
 def _load(ctx, op, vals):
-    it = iter(vals)
-    ptr = next(it)
-    mask = next(it) if op.slots.get("mask") is not None else None
-    other = next(it) if op.slots.get("other") is not None else None
-    pointee = op.ptr.type.element.element
-    shape = op.ptr.type.shape
+    slots = op.slots
+    ptr = vals[0]
+    mask = vals[1] if slots["mask"] is not None else None
+    other = vals[-1] if slots["other"] is not None else None
+    pt = slots["ptr"].type
+    pointee = pt.element.element
+    shape = pt.shape
     addrs, lanes = _masked_lanes(ptr, mask)
-    all_lanes = lanes if lanes is not None else np.arange(addrs.size)
-    loaded = ctx.memory.load(addrs, pointee, _oob(ctx, op, all_lanes, pointee)) if addrs.size else None
+    loaded = ctx.memory.load(addrs, pointee, _oob(ctx, op, lanes, pointee)) if addrs.size else None
     if lanes is None:
         out = loaded.reshape(shape)
     else:
-        dt = op.result.type.element.to_numpy()
+        dt = nm.storage(op.results[0].type.element)
         if other is None:
             out = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=dt)
         else:
@@ -98,15 +99,14 @@ def _load(ctx, op, vals):
 def _store(ctx, op, vals):
     ptr, value = vals[0], vals[1]
     mask = vals[2] if len(vals) > 2 else None
-    pointee = op.ptr.type.element.element
+    pointee = op.slots["ptr"].type.element.element
     addrs, lanes = _masked_lanes(ptr, mask)
     if addrs.size == 0:
         return []
-    flatv = np.ravel(np.broadcast_to(value, np.shape(ptr)))
+    flatv = np.ravel(value) if np.shape(value) == np.shape(ptr) else np.ravel(np.broadcast_to(value, np.shape(ptr)))
     if lanes is not None:
         flatv = flatv[lanes]
-    all_lanes = lanes if lanes is not None else np.arange(addrs.size)
-    ctx.memory.store(addrs, flatv, pointee, _oob(ctx, op, all_lanes, pointee))
+    ctx.memory.store(addrs, flatv, pointee, _oob(ctx, op, lanes, pointee))
     return []
 
 
