@@ -108,3 +108,32 @@ def test_torch_cpu_tensors(backend):
     yb = torch.zeros(64, dtype=torch.bfloat16)
     copy_kernel[(1,)](xb[1], yb, 64, BLOCK=64)           # bf16 pointer, a row view
     assert torch.equal(xb[1], yb)
+
+
+@tilejit.jit
+def axpy_opt(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr = 64):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m) * alpha
+    if y_ptr is not None:
+        v += tl.load(y_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, v, mask=m)
+
+
+def test_none_argument_is_a_constexpr_and_defaults(backend, rng):
+    x = rng.random(100, dtype=np.float32)
+    y = rng.random(100, dtype=np.float32)
+    out = np.zeros_like(x)
+    axpy_opt[(2,)](x, None, out, 100, 2.0)
+    np.testing.assert_array_equal(out, x * np.float32(2.0))
+    axpy_opt[(4,)](x, y, out, n=100, alpha=3.0, BLOCK=32)
+    np.testing.assert_array_equal(out, x * np.float32(3.0) + y)
+    assert sum(1 for key in axpy_opt.cache if key[-1] == backend) == 2   # one per specialization
+
+
+def test_scalar_argument_widths(backend):
+    """i64 and u64 scalar arguments keep their values (beyond int32)."""
+    x = np.zeros(1, np.int64)
+    out = np.zeros(64, np.int64)
+    axpy_opt[(1,)](x + 1, None, out, 1, 2**40)          # alpha: i64 -> int64 * int64
+    assert out[0] == 2**40
