@@ -85,7 +85,7 @@ def bench_matmul(threads, reps):
     rng = np.random.default_rng(2)
     a, b = rng.standard_normal((M, Kd)).astype(np.float32), rng.standard_normal((Kd, N)).astype(np.float32)
     c = np.empty((M, N), np.float32)
-    BM, BN, BK = 64, 128, 64
+    BM, BN, BK = 128, 128, 64
     fns = {"tilejit": lambda: K.matmul_kernel[(M // BM, N // BN)](a, b, c, M, N, Kd, Kd, 1, N, 1, N, 1,
                                                                   BM=BM, BN=BN, BK=BK),
            "numpy": lambda: a @ b}

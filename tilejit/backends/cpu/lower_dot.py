@@ -19,7 +19,17 @@ from ..llvm.types import F32, F64, I64, storage_type, to_storage, value_type
 from .lower import RULES
 from .tiles import BufTile, LazyTile, Tile, materialize, linear_index, strides_of
 
-VL = 8            # vector lanes of the fp32 micro-kernel (AVX2 ymm)
+_SHAPE = []
+
+
+def kernel_shape():
+    """(fp32 lanes per vector, rows per block) for the host: 16 lanes (zmm) and 8 rows
+    with AVX-512's 32 registers, else 8 lanes (ymm) and 4 rows."""
+    if not _SHAPE:
+        import llvmlite.binding as llvm
+        feats = llvm.get_host_cpu_features()
+        _SHAPE.append((16, 8) if feats.get("avx512f") else (8, 4))
+    return _SHAPE[0]
 
 
 def _converted(ctx, tile, dt):
@@ -58,11 +68,12 @@ def _pick(n, options):
 def _float_kernel(ctx, d: DotTile, out_ptr):
     (M, K), N = d.a.shape, d.b.shape[1]
     cty = value_type(d.cdt)
-    vl = VL if d.cdt == float32 else VL // 2
-    nr = _pick(N, (2 * vl, vl, 4, 2))
+    lanes, rows = kernel_shape()
+    vl = lanes if d.cdt == float32 else lanes // 2
+    nr = _pick(N, (2 * vl, vl, 8, 4, 2))
     w = min(nr, vl)              # lanes per vector
     nc = nr // w                 # vectors per row of the block
-    mr = _pick(M, (4, 2))
+    mr = _pick(M, (rows, 4, 2))
     vty = ir.VectorType(cty, w) if w > 1 else cty
     em = ctx.em
     c64 = lambda x: ir.Constant(I64, x)  # noqa: E731
@@ -88,7 +99,7 @@ def _float_kernel(ctx, d: DotTile, out_ptr):
         for c in range(nc):
             p = b.gep(d.b.ptr, [b.add(brow, c64(c * w))], source_etype=cty)
             ld = b.load(p, typ=vty)
-            ld.align = cty.width // 8 if isinstance(cty, ir.IntType) else (4 if cty == F32 else 8)
+            ld.align = _elem_align(cty)
             bv.append(ld)
         new = []
         for r in range(mr):
@@ -114,6 +125,11 @@ def _float_kernel(ctx, d: DotTile, out_ptr):
                                                     body=lambda j0: block(i0, j0)))
 
 
+def _elem_align(ty) -> int:
+    """Element alignment: tile rows need not start on a vector boundary."""
+    return 8 if ty == F64 else 4
+
+
 def _splat(b, s, vty):
     if not isinstance(vty, ir.VectorType):
         return s
@@ -129,7 +145,9 @@ def _load_c(ctx, d, i0, j0, r, cofs, w, vty):
     acc = d.acc
     if isinstance(acc, BufTile) and acc.dtype == d.cdt:
         lin = b.add(b.mul(i, c64(acc.shape[1])), b.add(j0, c64(cofs)))
-        return b.load(b.gep(acc.ptr, [lin], source_etype=value_type(d.cdt)), typ=vty)
+        ld = b.load(b.gep(acc.ptr, [lin], source_etype=value_type(d.cdt)), typ=vty)
+        ld.align = _elem_align(value_type(d.cdt))
+        return ld
     vals = [lower_cast(b, acc.elem(ctx, (i, b.add(j0, c64(cofs + l)))), acc.dtype, d.cdt) for l in range(w)]
     if w == 1:
         return vals[0]
@@ -144,7 +162,8 @@ def _store_c(ctx, d, out_ptr, i0, j0, r, cofs, w, v, N):
     c64 = lambda x: ir.Constant(I64, x)  # noqa: E731
     lin = b.add(b.mul(b.add(i0, c64(r)), c64(N)), b.add(j0, c64(cofs)))
     if d.dtype == d.cdt:
-        b.store(v, b.gep(out_ptr, [lin], source_etype=value_type(d.cdt)))
+        st = b.store(v, b.gep(out_ptr, [lin], source_etype=value_type(d.cdt)))
+        st.align = _elem_align(value_type(d.cdt))
         return
     sty = storage_type(d.dtype)
     for l in range(w):

@@ -25,7 +25,7 @@ class FunctionEmitter:
         self._alloca_b.position_at_end(self.entry)
         self._alloca_b.branch(self.body)
 
-    def alloca(self, ty: ir.Type, count: int = 1, align: int = 32, name: str = ""):
+    def alloca(self, ty: ir.Type, count: int = 1, align: int = 64, name: str = ""):
         """Stack memory for ``count`` values of ``ty``, allocated once in the entry block."""
         ptr = self._alloca_b.alloca(ty, size=ir.Constant(I64, count) if count != 1 else None,
                                     name=name)
