@@ -141,8 +141,12 @@ def test_caching_autotuner_checks_meta_claims(tmp_path):
             "configs": [ind.instance_descriptor(divisible_by_16=(0, 1), equal_to_1=())]}
     k = ind.pointwise([64], meta=meta)(fake)
     buf = np.zeros(64, np.float32)
-    with use_options(cache_dir=str(tmp_path)), pytest.warns(RuntimeWarning, match="argument 1 is divisible by 16"):
+    with use_options(cache_dir=str(tmp_path)), warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
         k.run(buf[1:], 17, grid=(1,))       # neither the offset pointer nor 17 satisfy the claim
+    msgs = [str(x.message) for x in w]
+    assert any("argument 0 is divisible by 16" in m for m in msgs)
+    assert any("argument 1 is divisible by 16, but it is 0x11" in m for m in msgs)
 
 
 KERNEL_SRC = textwrap.dedent('''
@@ -196,13 +200,19 @@ def _cli(*args, env=None, cwd=ROOT, timeout=120):
                           text=True, env=e, cwd=cwd, timeout=timeout)
 
 
-def test_cli_help_for_every_subcommand():
-    r = _cli("--help")
-    assert r.returncode == 0
+def test_cli_help_for_every_subcommand(capsys):
+    from tilejit.__main__ import main
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0
+    top = capsys.readouterr().out
     for cmd in ("demo", "run", "dump", "cache", "bench"):
-        assert cmd in r.stdout
-        h = _cli(cmd, "--help")
-        assert h.returncode == 0 and "usage: python -m tilejit " + cmd in h.stdout, h.stderr
+        assert cmd in top
+        with pytest.raises(SystemExit) as e:
+            main([cmd, "--help"])
+        assert e.value.code == 0
+        assert "usage: python -m tilejit " + cmd in capsys.readouterr().out
+    assert _cli("cache", "--help").returncode == 0      # and as a real `python -m`
 
 
 def test_cli_run_passes_argv_and_reports_unsupported(tmp_path):
@@ -223,14 +233,18 @@ def test_cli_run_passes_argv_and_reports_unsupported(tmp_path):
     assert _cli("run", str(tmp_path / "missing.py")).returncode == 2
 
 
-def test_cli_dump_reports_bad_signature(tmp_path):
+def test_cli_dump_reports_bad_signature(tmp_path, capsys):
+    from tilejit.__main__ import main
     src = tmp_path / "k.py"
     src.write_text("import triton\nimport triton.language as tl\n@triton.jit\n"
                    "def k(x, n, B: tl.constexpr):\n    pass\n")
-    r = _cli("dump", str(src), "k", "-s", "*fp32", "-c", "B=4")
-    assert r.returncode == 1 and "2 non-constexpr parameters (x, n)" in r.stderr
-    r = _cli("dump", str(src), "nothere", "-s", "*fp32,i32")
-    assert r.returncode == 1 and "defines no 'nothere'" in r.stderr
+    try:
+        assert main(["dump", str(src), "k", "-s", "*fp32", "-c", "B=4"]) == 1
+        assert "2 non-constexpr parameters (x, n)" in capsys.readouterr().err
+        assert main(["dump", str(src), "nothere", "-s", "*fp32,i32"]) == 1
+        assert "defines no 'nothere'" in capsys.readouterr().err
+    finally:
+        compat.uninstall_triton_alias()
 
 
 def test_dump_signature_parsing(alias, tmp_path):
@@ -249,7 +263,7 @@ def test_dump_signature_parsing(alias, tmp_path):
     assert spec == {"x": (16, False), "n": (1, True)}
 
 
-def test_cli_dump_end_to_end(tmp_path):
+def test_cli_dump_end_to_end(tmp_path, capsys):
     pytest.importorskip("tilejit.runtime.launcher")
     src = tmp_path / "kern.py"
     src.write_text(textwrap.dedent('''
@@ -268,18 +282,24 @@ def test_cli_dump_end_to_end(tmp_path):
             tmp1 = tl.load(in_ptr1 + xindex, xmask)
             tl.store(out_ptr0 + x0 + (1000 * tmp0) + (196000 * x1), tmp1, xmask)
     '''))
+    from tilejit.__main__ import main
     base = ["dump", str(src), "k741", "-s", "*i64,*fp32,*fp32,i32", "-c", "XBLOCK=1024"]
-    r = _cli(*base, "--stage", "list", env={"TILEJIT_CACHE_DIR": str(tmp_path / "c")})
-    assert r.returncode == 0, r.stderr
-    stages = r.stdout.split()[1:]
-    for s in ("source", "ir", "analysis", "llir", "llir-opt", "asm"):
-        assert s in stages
-    assert "top-level output" in r.stderr and "top-level" not in r.stdout
-    r = _cli(*base, "--stage", "ir", env={"TILEJIT_CACHE_DIR": str(tmp_path / "c")})
-    assert r.returncode == 0 and r.stdout.startswith("tt.func @k741(")
-    r = _cli(*base, "--stage", "analysis", env={"TILEJIT_CACHE_DIR": str(tmp_path / "c")})
-    assert r.returncode == 0 and "range=[" in r.stdout and "contig=[" in r.stdout
-    r = _cli(*base, "--stage", "llir-opt", env={"TILEJIT_CACHE_DIR": str(tmp_path / "c")})
-    assert r.returncode == 0 and "define" in r.stdout
-    r = _cli(*base, "--stage", "nope", env={"TILEJIT_CACHE_DIR": str(tmp_path / "c")})
-    assert r.returncode == 1 and "no stage 'nope'" in r.stderr
+    try:
+        with use_options(cache_dir=str(tmp_path / "c")):
+            assert main(base + ["--stage", "list"]) == 0
+            out, err = capsys.readouterr()
+            stages = out.split()[1:]
+            for st in ("source", "ir", "analysis", "llir", "llir-opt", "asm"):
+                assert st in stages
+            assert "top-level output" in err and "top-level" not in out
+            assert main(base + ["--stage", "ir"]) == 0
+            assert capsys.readouterr().out.startswith("tt.func @k741(")
+            assert main(base + ["--stage", "analysis"]) == 0
+            out = capsys.readouterr().out
+            assert "range=[" in out and "contig=[" in out
+            assert main(base + ["--stage", "llir-opt"]) == 0
+            assert "define" in capsys.readouterr().out
+            assert main(base + ["--stage", "nope"]) == 1
+            assert "no stage 'nope'" in capsys.readouterr().err
+    finally:
+        compat.uninstall_triton_alias()
