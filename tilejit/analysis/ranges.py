@@ -168,7 +168,10 @@ def _constant(op, ctx):
     ty = op.result.type
     if not is_int_type(ty):
         return [None]
-    v = int(op.value)
+    try:
+        v = int(op.value)
+    except (TypeError, ValueError):     # not a scalar: nothing known
+        return [type_range(ty)]
     return [(v, v)]
 
 
