@@ -17,7 +17,10 @@ def backend(request):
     if name not in available_backends():
         pytest.skip(f"backend {name} not available on this machine")
     check = os.environ.get("TILEJIT_CHECK_ANALYSIS", "") == "1"
-    with use_options(backend=name, interpret=(name == "interpreter"), check_analysis=check):
+    # debug=True: every kernel a test compiles is verified after each pass and must
+    # round-trip through the IR text form (tilejit.transforms.run_pipeline)
+    with use_options(backend=name, interpret=(name == "interpreter"), check_analysis=check,
+                     debug=True):
         yield name
 
 
