@@ -34,6 +34,7 @@ def test_out_of_bounds_names_line_and_program(backend):
     assert f"test_launch_errors.py:{line}" in msg
     assert "unmasked_copy" in msg and "program (3, 0, 0)" in msg and "lane 4" in msg
     assert "'x_ptr'" in msg and "past its end" in msg
+    assert msg.rstrip().endswith("v = tl.load(x_ptr + offs)")   # the source line is shown
     assert (y[:96] == x[:96]).all()             # earlier programs completed
 
 

@@ -6,6 +6,13 @@ program id (a 3-tuple) it failed in.
 from __future__ import annotations
 
 
+def _source_line(loc) -> str:
+    if loc is None or not getattr(loc, "line", 0):
+        return ""
+    import linecache
+    return linecache.getline(loc.file, loc.line).strip()
+
+
 class InterpreterError(RuntimeError):
     """An op failed while the interpreter ran a kernel."""
 
@@ -15,7 +22,11 @@ class InterpreterError(RuntimeError):
         self.program_id = program_id
         self.detail = message
         where = f"{loc.file}:{loc.line}" if loc is not None else "<unknown>"
-        super().__init__(f"{kernel}: {where}: program {tuple(program_id or ())}: {message}")
+        text = f"{kernel}: {where}: program {tuple(program_id or ())}: {message}"
+        src = _source_line(loc)
+        if src:
+            text += f"\n    {src}"
+        super().__init__(text)
 
 
 class OutOfBoundsError(InterpreterError, IndexError):
