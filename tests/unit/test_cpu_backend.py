@@ -72,3 +72,28 @@ def test_matmul_dot(in_dt):
     ref = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-4)
     assert "fma" in k.asm["asm"]
+
+
+@pytest.mark.parametrize("shape", [(4, 24, 8), (3, 5, 7), (6, 40, 3)])
+def test_dot_odd_shapes_with_loaded_acc(shape):
+    """Row starts of A/B/C tiles not aligned to a vector: must not fault, must be exact-ish."""
+    M, N, K = shape
+    k = KB("dot_odd")
+    pa, pb, pc = k.ptr_arg("a", float32), k.ptr_arg("b", float32), k.ptr_arg("c", float32)
+
+    def grid2(rows, cols):
+        return k.bin(ops.AddOp, k.bin(ops.MulOp, k.expand(k.arange(rows), 1), k.c(cols, int32)),
+                     k.expand(k.arange(cols), 0))
+    a = k.load(k.addptr(pa, grid2(M, K)))
+    b = k.load(k.addptr(pb, grid2(K, N)))
+    c_off = grid2(M, N)
+    acc = k.load(k.addptr(pc, c_off))
+    k.store(k.addptr(pc, c_off), k.op(ops.DotOp, a=a, b=b, acc=acc))
+    kern = compile_(k.done())
+    rng = np.random.default_rng(8)
+    A = rng.standard_normal((M, K)).astype(np.float32)
+    B = rng.standard_normal((K, N)).astype(np.float32)
+    C = rng.standard_normal((M, N)).astype(np.float32)
+    ref = A.astype(np.float64) @ B.astype(np.float64) + C
+    kern.launch((1, 1, 1), LaunchArgs([addr(A), addr(B), addr(C)]))
+    np.testing.assert_allclose(C, ref, rtol=1e-5, atol=1e-5)
