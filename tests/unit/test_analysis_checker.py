@@ -10,7 +10,7 @@ from tilejit.analysis import Fact, analyze
 from tilejit.analysis.checker import AnalysisClaimError, ClaimChecker, check_value, make_observer
 from tilejit.analysis.lattice import AxisInfo
 from tilejit.ir import PointerType, TileType, ops
-from tilejit.ir.types import float32, int32, int64, uint64
+from tilejit.ir.types import float32, int32, uint64
 from tilejit.runtime.options import use_options
 
 

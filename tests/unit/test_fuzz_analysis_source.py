@@ -11,7 +11,6 @@ import random
 import sys
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tilejit.runtime.options import use_options

@@ -16,7 +16,7 @@ from math import gcd
 
 from ..ir import ops
 from ..ir.core import RuleTable
-from .lattice import (AxisInfo, all_div, elem_div, elem_step, fits, gcdn, is_int_type,
+from .lattice import (AxisInfo, elem_div, elem_step, fits, gcdn, is_int_type,
                       pow2div, shape_of, wrap_contiguity)
 
 AXIS_RULES = RuleTable("axis analysis")
