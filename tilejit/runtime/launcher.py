@@ -11,6 +11,7 @@ import numpy as np
 
 from ..backends import Buffer, LaunchArgs, get_backend
 from .launch import LAUNCH_OPTIONS, binder_for, choose_backend, normalize_grid
+from . import recompile as _recompile
 from .options import get_options
 
 _EMPTY = inspect.Parameter.empty
@@ -138,6 +139,8 @@ class Launcher:
         key = (tuple(keys), tuple(consts), lopts, self._opt_token, backend)
         kernel = self.cache.get(key)
         if kernel is None:
+            if self.cache and _recompile.ENABLED:      # TILEJIT_LOG_RECOMPILES=1
+                _recompile.log_recompile(self, key)
             kernel = self.cache[key] = self.compile(vals, keys, consts, lopts, options, backend, key)
         if warmup:
             return kernel
