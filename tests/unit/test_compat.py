@@ -165,7 +165,7 @@ KERNEL_SRC = textwrap.dedent('''
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_async_compile_loads_kernels(tmp_path, monkeypatch, workers):
+def test_async_compile_loads_kernels(alias, tmp_path, monkeypatch, workers):
     monkeypatch.setenv("TILEJIT_COMPILE_WORKERS", workers)
     monkeypatch.setenv("TILEJIT_CACHE_DIR", str(tmp_path))
     with use_options(cache_dir=str(tmp_path)):
@@ -184,7 +184,7 @@ def test_async_compile_loads_kernels(tmp_path, monkeypatch, workers):
     assert os.path.exists(scope["k1"].fn.file)
 
 
-def test_async_compile_reports_errors(tmp_path, monkeypatch):
+def test_async_compile_reports_errors(alias, tmp_path, monkeypatch):
     monkeypatch.setenv("TILEJIT_COMPILE_WORKERS", "0")
     with use_options(cache_dir=str(tmp_path)):
         ac = ind.AsyncCompile()
