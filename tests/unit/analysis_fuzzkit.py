@@ -24,7 +24,7 @@ BINOPS = (ops.RemOp, ops.IDivOp, ops.AddOp, ops.SubOp, ops.MulOp, ops.ShlOp, ops
           ops.AndOp, ops.OrOp, ops.XorOp, ops.MinOp, ops.MaxOp)
 # the ops whose rules depend on signs and alignment come up most often
 WEIGHTED = BINOPS + (ops.RemOp, ops.IDivOp, ops.ShrOp, ops.AndOp, ops.RemOp, ops.IDivOp,
-                     ops.SubOp, ops.MinOp, ops.MaxOp)
+                     ops.SubOp, ops.MinOp, ops.MaxOp, ops.UmulhiOp)
 CONSTS = (0, 1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 100, 1000, -1, -2, -3, -4, -8, -16,
           -1000, 2**31 - 1, -2**31, 2**20, 255, 2**30, -2**30)
 SRC_SIZE = 64
@@ -160,14 +160,28 @@ class _Gen:
         if depth <= 0:
             return self.leaf()
         kind = r.choice(["bin", "where", "bin", "neg", "bin", "cast", "bin", "load", "bin",
-                         "leaf", "bin", "index", "index", "index"])
+                         "leaf", "bin", "index", "index", "index", "reduce", "maskload", "if",
+                         "unary", "wide"])
         if kind == "leaf":
             return self.leaf()
         if kind == "index":
             return self.index_pattern()
+        if kind == "if":
+            return self.if_expr(depth - 1)
         a = self.expr(depth - 1)
         if kind == "neg":
             return self.v(ops.NegOp, src=a)
+        if kind == "unary":
+            return self.v(r.choice([ops.InvertOp, ops.AbsOp]), src=a)
+        if kind == "reduce":
+            return self.reduce(a)
+        if kind == "maskload":
+            return self.masked_load(a, self.expr(depth - 1))
+        if kind == "wide":        # int64 arithmetic, truncated back
+            w = self.v(ops.CastOp, src=a, to=int64)
+            k = self.const(r.choice([2**32, 2**31, -2**33, 3, 2**40 + 16]), TileType(int64, self.shape))
+            w = self.v(r.choice([ops.AddOp, ops.MulOp, ops.SubOp, ops.IDivOp, ops.RemOp]), lhs=w, rhs=k)
+            return self.v(ops.CastOp, src=w, to=int32)
         if kind == "load":
             return self.load(a)
         if kind == "cast":
@@ -182,6 +196,41 @@ class _Gen:
             cond = self.v(ops.CmpOp, lhs=a, rhs=b, pred=pred)
             return self.v(ops.SelectOp, cond=cond, true_value=a, false_value=b)
         return self.binary(r.choice(WEIGHTED), a, b)
+
+    def reduce(self, a):
+        """Reduce along one axis and broadcast back to the kernel's shape."""
+        r = self.r
+        kind = r.choice(["sum", "max", "min", "argmax", "argmin", "xor_sum"])
+        axis = r.randint(0, len(self.shape) - 1)
+        red = self.v(ops.ReduceOp, src=a, kind=kind, axis=axis)
+        if not red.type.shape:
+            return self.splat(red)
+        red = self.v(ops.ExpandDimsOp, src=red, axis=axis)
+        return self.v(ops.BroadcastOp, src=red, shape=self.shape)
+
+    def masked_load(self, offs, key):
+        r = self.r
+        offs = self.v(ops.AndOp, lhs=offs, rhs=self.const(SRC_SIZE - 1))
+        ptr = self.v(ops.AddPtrOp, ptr=self.splat(self.src), offset=offs)
+        mask = self.v(ops.CmpOp, lhs=key, rhs=self.const(r.choice([0, 4, 8, 16, -3])),
+                      pred=r.choice(["lt", "ge"]))
+        other = self.const(r.choice([0, 7, -1])) if r.random() < 0.5 else self.leaf()
+        return self.v(ops.LoadOp, ptr=ptr, mask=mask, other=other)
+
+    def if_expr(self, depth):
+        """scf.if on a scalar condition yielding one tile from each branch."""
+        r = self.r
+        x = r.choice(self.scalars + [self.v(ops.ProgramIdOp, axis=0)])
+        cond = self.v(ops.CmpOp, lhs=x, rhs=self.const(r.choice([0, 1, 16]), I32),
+                      pred=r.choice(["lt", "ge", "eq"]))
+        ty = TileType(int32, self.shape)
+        self.line += 1       # (Builder.create's own result_types keyword shadows the attr)
+        op = ops.IfOp({"cond": cond}, {"result_types": [ty]}, [ty], Loc("fuzz.py", self.line, 0))
+        self.b.block.append(op)
+        for region in op.regions:
+            with self.b.at_end(region.block):
+                self.b.create(ops.YieldOp, values=[self.expr(depth)])
+        return op.results[0]
 
     def binary(self, cls, a, b):
         if cls in (ops.IDivOp, ops.RemOp):     # defined behaviour: no division by zero
