@@ -320,3 +320,22 @@ def test_hints_and_debug_ops(capsys):
     assert pr.prefix == "offs" and len(pr.args) == 1
     out = capsys.readouterr().out
     assert "compiling with 16" in out and "also at compile time 16" in out
+
+
+@tilejit.jit
+def unrolled_kernel(x_ptr, n):
+    acc = n
+    for k, scale in enumerate((2, 3)):
+        acc = acc * scale + k
+    for v in (5, 7):
+        acc += v
+    tl.store(x_ptr, acc)
+
+
+def test_iteration_over_compile_time_sequences_unrolls():
+    f = build(unrolled_kernel, {"x_ptr": P32, "n": int32})
+    assert not all_of(f, ops.ForOp)
+    muls = all_of(f, ops.MulOp)
+    assert [const(m.rhs) for m in muls] == [2, 3]
+    adds = all_of(f, ops.AddOp)
+    assert [const(a.rhs) for a in adds] == [0, 1, 5, 7]

@@ -197,6 +197,8 @@ class ControlFlowMixin:
             self._unrolled_for(node, list(it))
         elif isinstance(it, standard.range):
             self._scf_for(node, it)
+        elif not isinstance(it, tensor) and hasattr(it, "__iter__") and not isinstance(it, (str, bytes, dict)):
+            self._unrolled_for(node, list(it))       # enumerate(...), zip(...) of compile-time values
         else:
             raise TypeError("for loops in kernels must iterate over range(...), tl.range(...), "
                             "tl.static_range(...) or a compile-time tuple")
