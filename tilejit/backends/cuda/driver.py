@@ -210,42 +210,56 @@ class Launcher:
             check((err,))
 
 
+_SCALARS = (int, float, bool, type(None))
+
+
 def _placement(args, device):
-    """(device ordinal, stream, host arrays) for a launch's arrays."""
+    """(device ordinal, stream, host ranges) for a launch's arrays; host ranges are the
+    (address, nbytes) of host arrays (numpy, torch CPU tensors) that must be staged."""
     torch = sys.modules.get("torch")
-    ordinal, stream, host = device, 0, []
-    first = None
+    tensor = torch.Tensor if torch is not None else ()
+    ordinal, stream, host, first = device, 0, [], None
     for obj in args.keepalive:
-        if torch is not None and isinstance(obj, torch.Tensor):
-            dv = obj.device
-            if dv.type != "cuda":
-                host.append(obj)
+        tp = type(obj)
+        if tp in _SCALARS:
+            continue
+        if isinstance(obj, tensor):
+            if not obj.is_cuda:
+                st = obj.untyped_storage()
+                host.append((st.data_ptr(), st.nbytes()))
                 continue
-            idx = dv.index
+            idx = obj.get_device()
             if first is None:
                 first = idx
                 stream = torch._C._cuda_getCurrentRawStream(idx)
             elif idx != first and device is None:
-                names = ", ".join(b.name for b in args.buffers)
-                raise ValueError(f"arrays on different CUDA devices ({first} and {idx}): {names}")
+                _mixed(args, first, idx)
             continue
-        if type(obj).__module__ == "numpy" and hasattr(obj, "__array_interface__"):
-            host.append(obj)
+        iface = getattr(obj, "__array_interface__", None)
+        if iface is not None and tp.__module__ == "numpy" and not getattr(obj, "ndim", 1):
+            continue                                    # a numpy scalar
+        if iface is not None and not hasattr(obj, "__cuda_array_interface__"):
+            nbytes = getattr(obj, "nbytes", 0)
+            base = getattr(obj, "base", None)
+            host.append((iface["data"][0], nbytes))
+            if base is not None and hasattr(base, "__array_interface__"):
+                host.append((base.__array_interface__["data"][0], getattr(base, "nbytes", 0)))
             continue
         ds = _array_device_stream(obj)
         if ds is None:
             continue
         if first is not None and ds[0] != first and device is None:
-            names = ", ".join(b.name for b in args.buffers)
-            raise ValueError(f"arrays on different CUDA devices ({first} and {ds[0]}): {names}")
+            _mixed(args, first, ds[0])
         if first is None:
             first, stream = ds
-    if host:
-        import numpy as np
-        host = [h if isinstance(h, np.ndarray) else h.numpy() for h in host]
     if ordinal is None:
         ordinal = first if first is not None else _default_ordinal()
     return ordinal, stream or 0, host
+
+
+def _mixed(args, a, b):
+    names = ", ".join(x.name for x in args.buffers)
+    raise ValueError(f"arrays on different CUDA devices ({a} and {b}) among the arguments: {names}")
 
 
 def _merge(ranges):
@@ -258,9 +272,9 @@ def _merge(ranges):
     return out
 
 
-def _staged_launch(launcher, grid, args, host_arrays):
-    """Copy host (numpy) buffers to the device, launch, synchronise, copy back."""
-    hosts = [(a.__array_interface__["data"][0], a.nbytes) for a in host_arrays]
+def _staged_launch(launcher, grid, args, hosts):
+    """Copy host buffers (numpy arrays, torch CPU tensors) to the device, launch,
+    synchronise, copy back.  ``hosts`` are (address, nbytes) ranges of host memory."""
 
     def is_host(addr):
         return any(lo <= addr < lo + n for lo, n in hosts)
