@@ -235,3 +235,23 @@ def test_big_tiles_run_on_a_big_stack():
     out = on("cpu", big_tile_kernel, (1,), x, np.zeros_like(x), BLOCK=n)[1]
     e = np.exp(x.astype(np.float64) - x.max())
     np.testing.assert_allclose(out, e / e.sum(), rtol=1e-4, atol=1e-12)
+
+
+@triton.jit
+def unmasked_copy(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs)
+    tl.store(y_ptr + offs, v)
+
+
+def test_sanitize_reports_out_of_bounds():
+    x = np.arange(100, dtype=np.float32)
+    y = np.zeros(128, np.float32)
+    with use_options(backend="cpu", sanitize=True):
+        with pytest.raises(triton.OutOfBoundsError) as ei:
+            unmasked_copy[(4,)](x, y, BLOCK=32)       # program 3 reads x[96..127]
+        unmasked_copy[(3,)](x, y, BLOCK=32)           # in bounds: no error
+    e = ei.value
+    assert e.program_id == (3, 0, 0) and e.lane == 4
+    msg = str(e)
+    assert f":{unmasked_copy.first_line + 3}" in msg and "past its end" in msg and "'x_ptr'" in msg

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from .. import Backend, CompiledKernel, register_backend
 from ..llvm import binding
 from .codegen import CHUNK, build_module
+from .sanitize import EXTRA_SLOTS, OOB_BASE, buffer_table, raise_oob
 from .runner import (BIG_FRAME, ArgBuffer, DeviceAssertionError, arg_format, chunk_function,
                      coerce_values, default_threads, run_on_worker, run_parallel)
 
@@ -69,7 +70,9 @@ class CPUKernel(CompiledKernel):
         self._dtypes = [a.value.type.element for a in func.arguments]
         self._nargs = len(self._dtypes)
         self._fmt = arg_format(self._dtypes)
-        self._size = self._fmt.size + 16
+        self._size = self._fmt.size + 16 + 8 * EXTRA_SLOTS
+        self._accesses = []
+        self.sanitize = False
         self._buf = ArgBuffer(self._size)
         self._busy = threading.Lock()
         self.num_threads = num_threads or default_threads()
@@ -88,6 +91,9 @@ class CPUKernel(CompiledKernel):
                 self._fmt.pack_into(buf.raw, 0, *args.values, gx, gy, gz)
             except (struct.error, TypeError):
                 self._fmt.pack_into(buf.raw, 0, *coerce_values(args.values, self._dtypes), gx, gy, gz)
+            if self.sanitize:
+                table, count = buffer_table(args.buffers)
+                buf.set_table(self._nargs, table, count)
             threads = launch_options.get("num_threads") or self.num_threads
             if n == 1 or threads <= 1:
                 status = (self._fn(buf.ptr, 0, n) if not self.big_frame
@@ -95,7 +101,10 @@ class CPUKernel(CompiledKernel):
             else:
                 status = run_parallel(self._fn, buf.ptr, n, min(threads, n), self.big_frame)
             if status:
-                self._raise(buf.error(self._nargs))
+                rec = buf.error(self._nargs)
+                if rec[0] >= OOB_BASE:
+                    raise_oob(self, rec, args.buffers)
+                self._raise(rec)
         finally:
             if mine:
                 self._busy.release()
@@ -141,6 +150,7 @@ class CPUBackend(Backend):
         addr = engine.get_function_address(CHUNK)
         kernel = CPUKernel(func, engine, addr, asserts, llir, llir_opt, options.num_threads,
                            module.frame_bytes)
+        kernel._accesses, kernel.sanitize = module.accesses, bool(options.sanitize)
         return kernel     # stage dumps (TILEJIT_DUMP_DIR) are written by the runtime from .asm
 
 

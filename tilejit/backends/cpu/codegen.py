@@ -52,7 +52,7 @@ def build_module(func, options, triple: str = "", data_layout: str = ""):
     prog.attributes.add("alwaysinline")
     prog.attributes.add("nounwind")
     ctx = ProgramContext(module, prog, func, options)
-    args_ptr = prog.args[0]
+    args_ptr = ctx.args_ptr = prog.args[0]
     ctx.pid = list(prog.args[1:4])
     ctx.nprog = list(prog.args[4:7])
     for i, arg in enumerate(func.arguments):
@@ -63,6 +63,7 @@ def build_module(func, options, triple: str = "", data_layout: str = ""):
     ctx.em.finish_entry()
     _build_chunk(module, prog, len(func.arguments))
     module.frame_bytes = ctx.em.frame_bytes
+    module.accesses = ctx.accesses
     return module, ctx.asserts
 
 

@@ -39,6 +39,8 @@ class ProgramContext:
         self.known_true: set = set()     # ids of mask tiles known to be all true here
         self.plan = FusionPlan(func)
         self.asserts: list = []          # (op) in order; index+1 is the status code
+        self.accesses: list = []         # checked loads/stores (sanitize mode)
+        self.args_ptr = None
         self.pid = self.nprog = None
         self.return_block = None
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 from ...ir import ops
 from ..llvm.types import from_storage, storage_type, to_storage, zero_of, value_type
 from .lower import RULES, elem_of
-from .tiles import COST_LOAD, LazyTile, Tile, merge_masks, versioned
+from .sanitize import emit_check
+from .tiles import COST_LOAD, LazyTile, Tile, linear_index, merge_masks, strides_of, versioned
 
 
 def access_width(ctx, op) -> int:
@@ -25,11 +26,12 @@ def _align(dt) -> int:
     return max(1, dt.itemsize)
 
 
-def emit_masked_load(ctx, p, m, other, dt):
+def emit_masked_load(ctx, p, m, other, dt, op=None, lane=None):
     """Load element type ``dt`` at ``p`` when ``m`` (i1 or None); else ``other``."""
     b = ctx.b
     sty = storage_type(dt)
     if m is None:
+        emit_check(ctx, op, p, dt.itemsize, lane)
         ld = b.load(p, typ=sty)
         ld.align = _align(dt)
         return from_storage(b, ld, dt)
@@ -40,6 +42,7 @@ def emit_masked_load(ctx, p, m, other, dt):
     merge = ctx.em.new_block("ld.merge")
     b.cbranch(m, then, merge)
     b.position_at_end(then)
+    emit_check(ctx, op, p, dt.itemsize, lane)
     ld = b.load(p, typ=sty)
     ld.align = _align(dt)
     v = from_storage(b, ld, dt)
@@ -52,14 +55,16 @@ def emit_masked_load(ctx, p, m, other, dt):
     return phi
 
 
-def emit_masked_store(ctx, p, v, m, dt):
+def emit_masked_store(ctx, p, v, m, dt, op=None, lane=None):
     b = ctx.b
     sv = to_storage(b, v, dt)
     if m is None:
+        emit_check(ctx, op, p, dt.itemsize, lane)
         st = b.store(sv, p)
         st.align = _align(dt)
         return
     with b.if_then(m):
+        emit_check(ctx, op, p, dt.itemsize, lane)
         st = b.store(sv, p)
         st.align = _align(dt)
 
@@ -71,16 +76,19 @@ def _load(ctx, op):
     mask = ctx.get(op.mask) if op.mask is not None else None
     other = ctx.get(op.other) if op.other is not None else None
     if op.result.type.is_scalar:
-        ctx.set(op.result, emit_masked_load(ctx, ptr, mask, other, dt))
+        ctx.set(op.result, emit_masked_load(ctx, ptr, mask, other, dt, op))
         return
     assert access_width(ctx, op) == 1
 
+    strides = strides_of(op.result.type.shape)
+
     def fn(c, idx):
         p = elem_of(c, ptr, idx)
+        lane = linear_index(c, idx, strides) if c.options.sanitize else None
         if mask is None or id(mask) in c.known_true:
-            return emit_masked_load(c, p, None, None, dt)
+            return emit_masked_load(c, p, None, None, dt, op, lane)
         o = elem_of(c, other, idx) if other is not None else None
-        return emit_masked_load(c, p, elem_of(c, mask, idx), o, dt)
+        return emit_masked_load(c, p, elem_of(c, mask, idx), o, dt, op, lane)
     cost = COST_LOAD + sum(r.cost for r in (ptr, mask, other) if isinstance(r, Tile))
     masks = merge_masks(ptr, other, mask) + ((mask,) if isinstance(mask, Tile) else ())
     ctx.define(op, LazyTile(op.result.type.shape, dt, fn, cost, masks))
@@ -93,14 +101,17 @@ def _store(ctx, op):
     val = ctx.get(op.value)
     mask = ctx.get(op.mask) if op.mask is not None else None
     if op.ptr.type.is_scalar:
-        emit_masked_store(ctx, ptr, val, mask, dt)
+        emit_masked_store(ctx, ptr, val, mask, dt, op)
         return
     assert access_width(ctx, op) == 1
+
+    strides = strides_of(op.ptr.type.shape)
 
     def body(idx):
         p = elem_of(ctx, ptr, idx)
         v = elem_of(ctx, val, idx)
         known = mask is None or id(mask) in ctx.known_true
-        emit_masked_store(ctx, p, v, None if known else elem_of(ctx, mask, idx), dt)
+        lane = linear_index(ctx, idx, strides) if ctx.options.sanitize else None
+        emit_masked_store(ctx, p, v, None if known else elem_of(ctx, mask, idx), dt, op, lane)
     masks = merge_masks(ptr, val, mask) + ((mask,) if isinstance(mask, Tile) else ())
     versioned(ctx, masks, lambda: ctx.loop_nest(op.ptr.type.shape, body))

@@ -66,8 +66,14 @@ class ArgBuffer:
         self.ptr = ctypes.c_void_p(ctypes.addressof(self.raw))
 
     def error(self, nargs):
-        rec = (ctypes.c_int32 * 4).from_buffer(self.raw, 8 * (nargs + 3))
-        return list(rec)
+        """[code, pid x, y, z, lane, address]."""
+        rec = list((ctypes.c_int32 * 4).from_buffer(self.raw, 8 * (nargs + 3)))
+        extra = list((ctypes.c_int64 * 2).from_buffer(self.raw, 8 * (nargs + 5)))
+        return rec + extra
+
+    def set_table(self, nargs, table, count):
+        slots = (ctypes.c_uint64 * 2).from_buffer(self.raw, 8 * (nargs + 7))
+        slots[0], slots[1] = ctypes.addressof(table), count
 
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
