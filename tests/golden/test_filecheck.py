@@ -68,3 +68,34 @@ def test_labels_split_sections():
 
 def test_custom_prefix():
     assert filecheck(OUT, "// OPT: arith.sub\n// CHECK: nothing-like-this", prefix="OPT") == 1
+
+
+def test_runner_fails_a_golden_file_without_checks(tmp_path):
+    import runner
+    ir = "tt.func @f() {\n  tt.return\n}\n"
+    empty = tmp_path / "empty.tir"
+    empty.write_text("// RUN: print\n" + ir)
+    with pytest.raises(FileCheckError, match="no CHECK"):
+        runner.check_file(str(empty))
+    wrong_prefix = tmp_path / "prefix.tir"
+    wrong_prefix.write_text("// RUN: print --check-prefix=OPT\n// CHECK: tt.func @f\n" + ir)
+    with pytest.raises(FileCheckError, match="no OPT"):
+        runner.check_file(str(wrong_prefix))
+    good = tmp_path / "good.tir"
+    good.write_text("// RUN: passes=dce\n// CHECK: tt.func @f()\n// CHECK-NEXT: tt.return\n" + ir)
+    assert runner.check_file(str(good)) == 2
+    bad_mode = tmp_path / "mode.tir"
+    bad_mode.write_text("// RUN: nosuchmode\n// CHECK: x\n" + ir)
+    with pytest.raises(ValueError, match="unknown mode"):
+        runner.check_file(str(bad_mode))
+
+
+def test_runner_argument_directives():
+    import runner
+    from tilejit.ir import PointerType, float32, int32
+    types, spec = runner.parse_args_directive("x=*fp32:16 n=i32 one=i32:eq1 m=i32:16:eq1")
+    assert types == {"x": PointerType(float32), "n": int32, "one": int32, "m": int32}
+    assert spec == {"x": (16, False), "one": (1, True), "m": (16, True)}
+    run = runner.parse_run("analysis --grid=4,1,1 --locs --kernel=k --check-prefix=A")
+    assert (run.mode, run.locs, run.kernel, run.prefix, run.extra) == \
+        ("analysis", True, "k", "A", {"grid": "4,1,1"})

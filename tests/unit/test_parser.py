@@ -87,7 +87,7 @@ def _same(a, b):
                                               math.copysign(1, a) == math.copysign(1, b))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(ATTRS)
 def test_attribute_values_round_trip(value):
     text = format_attr(value)
