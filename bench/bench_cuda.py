@@ -147,7 +147,8 @@ def bench_741(xnumel):
     return row(f"#741 scatter xnumel={xnumel}", "TB/s", 16 * xnumel, t)
 
 
-MM_CONFIGS = ((128, 128, 32, 8), (128, 128, 64, 8), (128, 256, 32, 8), (64, 128, 32, 4))
+MM_CONFIGS = ((128, 128, 32, 8, 0), (128, 128, 32, 8, 2), (128, 128, 64, 8, 0), (128, 256, 32, 8, 0),
+              (64, 128, 32, 4, 0), (64, 128, 32, 4, 2))
 
 
 def bench_matmul(n):
@@ -157,17 +158,19 @@ def bench_matmul(n):
     c2 = torch.empty_like(c1)
     ref = (a.double() @ b.double())
     sweep, best = {}, None
-    for BM, BN, BK, warps in MM_CONFIGS:      # tilejit's configs, timed like an autotuner
-        kern, _ = tj_kernel(K.matmul_kernel(BM, BN, BK, "fp16"), warps)
+    for BM, BN, BK, warps, min_ctas in MM_CONFIGS:      # tilejit's configs, timed like an autotuner
+        func = K.matmul_kernel(BM, BN, BK, "fp16")
+        func.attrs["min_ctas_per_sm"] = min_ctas
+        kern, _ = tj_kernel(func, warps)
         f = tj_launcher(kern, (n // BM, n // BN), a, b, c1, n, n, n)
         c1.fill_(float("nan"))
         f()
         err = ((c1.double() - ref).norm() / ref.norm()).item()
         assert err < 1e-3, (BM, BN, BK, warps, err)
         ms = do_bench(f, warmup=5, rep=50, return_mode="median")
-        sweep[f"{BM}x{BN}x{BK}w{warps}"] = ms
+        sweep[f"{BM}x{BN}x{BK}w{warps}c{min_ctas}"] = ms
         if best is None or ms < best[0]:
-            best = (ms, (BM, BN, BK, warps), err, kern.shared)
+            best = (ms, (BM, BN, BK, warps, min_ctas), err, kern.shared)
     t = {"tilejit": best[0],
          "triton": do_bench(lambda: tr_matmul[(n // 128, n // 128)](a, b, c2, n, n, n, BM=128, BN=128, BK=64,
                                                                      num_warps=8, num_stages=3), return_mode="median"),

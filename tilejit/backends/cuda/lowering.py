@@ -37,6 +37,16 @@ class CudaLoweringError(Exception):
     pass
 
 
+class _KernelAttributes(ir.values.FunctionAttributes):
+    """Function attributes that also accept LLVM 22's NVVM string attributes
+    (``"nvvm.maxntid"="128"``, ``"nvvm.minctasm"``, ``"nvvm.maxnreg"``)."""
+
+    def add(self, name):
+        if name.startswith('"nvvm.'):
+            return set.add(self, name)
+        return super().add(name)
+
+
 class Lowering:
     """Lowers one ``ir.Function`` to an LLVM module holding one PTX kernel."""
 
@@ -60,7 +70,14 @@ class Lowering:
         params = [T.param_type(a.value.type.element) for a in self.func.arguments]
         fn = ir.Function(self.module, ir.FunctionType(T.VOID, params), self.func.name)
         fn.calling_convention = "ptx_kernel"
+        fn.attributes = _KernelAttributes()
         fn.attributes.add("nounwind")
+        fn.attributes.add(f'"nvvm.maxntid"="{self.threads}"')      # .maxntid: ptxas budgets registers
+        attrs = self.func.attrs
+        if attrs.get("maxnreg"):
+            fn.attributes.add(f'"nvvm.maxnreg"="{int(attrs["maxnreg"])}"')
+        if attrs.get("min_ctas_per_sm"):
+            fn.attributes.add(f'"nvvm.minctasm"="{int(attrs["min_ctas_per_sm"])}"')
         return fn
 
     def lower(self) -> str:
