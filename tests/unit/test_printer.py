@@ -92,7 +92,8 @@ def test_duplicate_hints_get_suffixes_and_missing_hints_numbers():
     (PointerType(float16), "*fp16"), (PointerType(int8, 0), "*i8@0"),
     (TileType(int32), "<i32>"), (TileType(float64, (2, 3)), "<2x3xfp64>"),
     (np.int64(5), "5"), (np.float32(0.5), "0.5"), (np.bool_(True), "true"),
-    (Opaque("<fn>"), '#opaque<"<fn>">'),
+    (Opaque("<fn>"), '#opaque<"<fn>">'), (_scale_kernel, f'#opaque<"{__name__}._scale_kernel">'),
+    (object(), '#opaque<"<object object>">'),
 ])
 def test_attribute_values(value, text):
     assert format_attr(value) == text

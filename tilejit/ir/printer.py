@@ -116,7 +116,15 @@ def format_attr(v: Any) -> str:
         return "{" + ", ".join(f"{format_key(k)} = {format_attr(x)}" for k, x in v.items()) + "}"
     if isinstance(v, Opaque):
         return f"#opaque<{json.dumps(v.text)}>"
-    return f"#opaque<{json.dumps(repr(v))}>"
+    return f"#opaque<{json.dumps(_opaque_text(v))}>"
+
+
+def _opaque_text(v) -> str:
+    """Deterministic text for an arbitrary object (no memory addresses for functions)."""
+    if callable(v) and hasattr(v, "__qualname__") and not isinstance(v, type):
+        return f"{getattr(v, '__module__', '?')}.{v.__qualname__}"
+    text = repr(v)
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", text)
 
 
 _KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
