@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..ir.core import Block, Function, Op, Value
+from ..ir.core import Block, Function, Op
 from .rewrite import _resolve
 
 

@@ -16,8 +16,8 @@ import numpy as np
 
 from ..ir import ops
 from ..ir.core import Function, Op, RuleTable
-from ..ir.types import DType, TileType, int_range
-from .rewrite import NOT_CONST, Rewriter, apply_rules, constant_of, table_rules
+from ..ir.types import DType, int_range
+from .rewrite import NOT_CONST, Rewriter, apply_rules, constant_of
 
 NO_FOLD = object()
 FOLD_RULES = RuleTable("constant folding")
