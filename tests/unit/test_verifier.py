@@ -58,7 +58,7 @@ def test_loop_text_verifies():
 
 @pytest.mark.parametrize("old, new, needles", [
     ("    scf.yield %t\n", "", ["scf.for body must end with scf.yield, ends with arith.add"]),
-    ("scf.yield %t", "scf.yield %t, %t", ["scf.yield types (int32, int32) do not match (int32)"]),
+    ("scf.yield %t", "scf.yield %t, %t", ["scf.yield types (i32, i32) do not match (i32)"]),
     ("  tt.return\n", "", ["must end with tt.return"]),
     ("%1 = arith.constant 1 : i32", "%1 = arith.constant 1 : i64", ["bounds must be scalar integers of one type"]),
     ("    scf.yield %t\n", "    scf.yield %t\n    tt.return\n", ["terminator in the middle"]),
@@ -78,7 +78,7 @@ def test_use_before_definition_names_the_op_and_location():
     f = parse_function(IF.replace('{pred = "gt"} : i1', '{pred = "gt"} : i1 loc("k.py":3:9)'))
     verify_function(f)
     f.block.ops[0], f.block.ops[1] = f.block.ops[1], f.block.ops[0]
-    _rejects(f, "'arith.cmp' at k.py:3:9: operand %0 (int32) does not dominate this use")
+    _rejects(f, "'arith.cmp' at k.py:3:9: operand %0 (i32) does not dominate this use")
 
 
 def test_value_from_inside_a_region_used_outside():
@@ -88,7 +88,7 @@ def test_value_from_inside_a_region_used_outside():
     ret = f.block.ops[-1]
     f.block.ops.insert(len(f.block.ops) - 1, ops.DevicePrintOp({"args": [t]}, {"prefix": "", "hex": False}, [], Loc("k.py", 9, 4)))
     f.block.ops[-2].parent = f.block
-    _rejects(f, "'tt.print' at k.py:9:4", "operand %t (int32) does not dominate this use")
+    _rejects(f, "'tt.print' at k.py:9:4", "operand %t (i32) does not dominate this use")
     assert ret is f.block.ops[-1]
 
 
@@ -105,7 +105,7 @@ def test_result_type_must_match_inference():
     f = parse_function(LOOP)
     add = f.block.ops[2].regions[0].blocks[0].ops[0]
     add.results[0].type = TileType(int64)
-    _rejects(f, "'arith.add'", "differ from the inferred int32")
+    _rejects(f, "'arith.add'", "differ from the inferred i32")
 
 
 def test_op_verify_is_called():
@@ -143,9 +143,9 @@ def test_if_rules():
     _rejects(parse_function(IF.replace("  } else {\n    scf.yield %0\n", "")),
              "scf.if else region must have exactly one block")
     _rejects(parse_function(IF.replace("scf.if %c", "scf.if %n")),
-             "condition must be a scalar int1")
+             "condition must be a scalar i1")
     _rejects(parse_function(IF.replace("scf.yield %0", "scf.yield")),
-             "scf.yield in the else block types () do not match (int32)")
+             "scf.yield in the else block types () do not match (i32)")
 
 
 WHILE = """\

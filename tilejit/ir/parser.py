@@ -15,7 +15,7 @@ import re
 
 from . import ops as ops_mod
 from .core import Block, Function, Loc, Op, Region, UNKNOWN_LOC, Value
-from .printer import CUSTOM_FORMS, Opaque, print_function
+from .printer import CUSTOM_FORMS, Opaque, format_type, print_function
 from .types import PointerType, TileType, dtype_from_name
 
 
@@ -366,8 +366,8 @@ class Parser:
         except Exception as e:  # noqa: BLE001 - malformed operands show up here
             raise self.error(f"{cls.name}: cannot infer result types: {e}", name_tok) from None
         if list(inferred) != list(types):
-            shown = ", ".join(map(str, inferred)) or "none"
-            raise self.error(f"{cls.name}: result types {', '.join(map(str, types)) or 'none'} "
+            shown = ", ".join(map(format_type, inferred)) or "none"
+            raise self.error(f"{cls.name}: result types {', '.join(map(format_type, types)) or 'none'} "
                              f"do not match the inferred {shown}", name_tok)
         op = cls(slots, attrs, list(types), loc, regions)
         try:

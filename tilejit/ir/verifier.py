@@ -16,7 +16,7 @@ scalar integers of one type, which is also the induction variable's type.
 from __future__ import annotations
 
 from .core import Block, Function, Op, Region, Value
-from .printer import Namer, describe
+from .printer import Namer, describe, format_type
 from .types import TileType, int1
 
 
@@ -71,7 +71,7 @@ class _Verifier:
         for v in op.operands:
             if not any(id(v) in s for s in self.visible):
                 where = "is not defined" if v.owner is None else "does not dominate this use"
-                _fail(op, f"operand {self.name(v)} ({v.type}) {where}")
+                _fail(op, f"operand {self.name(v)} ({format_type(v.type)}) {where}")
         self.attrs(op)
         for i, r in enumerate(op.results):
             if r.owner is not op or r.index != i or not isinstance(r.type, TileType):
@@ -82,8 +82,8 @@ class _Verifier:
             _fail(op, f"cannot infer result types: {e}")
         actual = [r.type for r in op.results]
         if list(inferred) != actual:
-            _fail(op, f"result types {', '.join(map(str, actual)) or 'none'} differ from the "
-                      f"inferred {', '.join(map(str, inferred)) or 'none'}")
+            _fail(op, f"result types {', '.join(map(format_type, actual)) or 'none'} differ from the "
+                      f"inferred {', '.join(map(format_type, inferred)) or 'none'}")
         try:
             op.verify()
         except (ValueError, TypeError, AttributeError, IndexError) as e:
@@ -148,20 +148,21 @@ class _Verifier:
     def types_match(self, op: Op, what: str, got, want) -> None:
         got, want = [v.type for v in got], list(want)
         if got != want:
-            _fail(op, f"{what} types ({', '.join(map(str, got))}) do not match "
-                      f"({', '.join(map(str, want))})")
+            _fail(op, f"{what} types ({', '.join(map(format_type, got))}) do not match "
+                      f"({', '.join(map(format_type, want))})")
 
 
 def _check_for(v: _Verifier, op: Op) -> None:
     body = v.single_block(op, op.regions[0], "scf.for body")
     bounds = [op.lb.type, op.ub.type, op.step.type]
     if any(not t.is_scalar or not t.element.is_int() for t in bounds) or len(set(bounds)) != 1:
-        _fail(op, f"bounds must be scalar integers of one type, got {', '.join(map(str, bounds))}")
+        _fail(op, f"bounds must be scalar integers of one type, got {', '.join(map(format_type, bounds))}")
     inits = list(op.inits)
     if len(body.args) != 1 + len(inits):
         _fail(op, f"body has {len(body.args)} arguments, expected 1 + {len(inits)} iter_args")
     if body.args[0].type != op.lb.type:
-        _fail(op, f"induction variable type {body.args[0].type} differs from the bounds' {op.lb.type}")
+        _fail(op, f"induction variable type {format_type(body.args[0].type)} differs from the "
+                  f"bounds' {format_type(op.lb.type)}")
     v.types_match(op, "iter_args", body.args[1:], [x.type for x in inits])
     v.region(op.regions[0])
     term = v.terminated(op, body, "scf.yield", "scf.for body")
@@ -170,7 +171,7 @@ def _check_for(v: _Verifier, op: Op) -> None:
 
 def _check_if(v: _Verifier, op: Op) -> None:
     if op.cond.type != TileType(int1):
-        _fail(op, f"condition must be a scalar int1, got {op.cond.type}")
+        _fail(op, f"condition must be a scalar i1, got {format_type(op.cond.type)}")
     want = [r.type for r in op.results]
     for region, what in zip(op.regions, ("then", "else")):
         if not region.blocks and what == "else" and not want:
@@ -190,7 +191,7 @@ def _check_while(v: _Verifier, op: Op) -> None:
     v.region(op.regions[0])
     cond = v.terminated(op, before, "scf.condition", "scf.while before block")
     if cond.cond.type != TileType(int1):
-        _fail(cond, f"condition must be a scalar int1, got {cond.cond.type}")
+        _fail(cond, f"condition must be a scalar i1, got {format_type(cond.cond.type)}")
     v.types_match(op, "scf.condition values", cond.values, [r.type for r in op.results])
     v.types_match(op, "after-block arguments", after.args, [r.type for r in op.results])
     v.region(op.regions[1])
