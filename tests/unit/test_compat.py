@@ -303,3 +303,19 @@ def test_cli_dump_end_to_end(tmp_path, capsys):
             assert "no stage 'nope'" in capsys.readouterr().err
     finally:
         compat.uninstall_triton_alias()
+
+
+def test_caching_autotuner_restores_mutated_args(tmp_path):
+    """Benchmarking several configs of an in-place kernel must not compound its effect."""
+    class InPlace(_Fake):
+        def run(self, *args, grid, **kw):
+            args[0][...] += 1
+    fake = InPlace(["in_out_ptr0", "xnumel", "ynumel", "XBLOCK", "YBLOCK"], ["XBLOCK", "YBLOCK"])
+    k = ind.pointwise([64, 64], inductor_meta={"mutated_arg_names": ["in_out_ptr0"]},
+                      triton_meta={"signature": {0: "*fp32", 1: "i32", 2: "i32"}})(fake)
+    assert len(k.configs) > 1 and k.mutated_arg_names == ["in_out_ptr0"]
+    buf = np.zeros(16, np.float32)
+    with use_options(cache_dir=str(tmp_path)):
+        k._autotuner.user_do_bench = lambda fn, quantiles: (fn(), fn(), [1.0] * 3)[2]
+        k.run(buf, 64, 64, grid=(1,))
+    np.testing.assert_array_equal(buf, 1)

@@ -218,7 +218,12 @@ class CachingAutotuner:
         self.configs = _dedup(self.configs)
         self.signature = dict(self.meta.get("signature") or {})
         self.constants = dict(self.meta.get("constants") or {})
-        self._autotuner = Autotuner(fn, fn.arg_names, self.configs, key=[])
+        # arguments the kernel writes in place are restored after each benchmark run
+        mutated = list(self.inductor_meta.get("mutated_arg_names")
+                       or self.meta.get("mutated_arg_names") or [])
+        self.mutated_arg_names = [n for n in mutated if n in fn.arg_names]
+        self._autotuner = Autotuner(fn, fn.arg_names, self.configs, key=[],
+                                    restore_value=self.mutated_arg_names)
         self._checked = False
 
     @property
