@@ -45,7 +45,11 @@ def py_scalar_dtype(v):
             if lo <= v < hi:
                 return dt
         return uint64
-    return float32
+    # floats that fp32 holds as a normal number (or 0, inf, nan) are fp32, others fp64
+    a = abs(v)
+    if a == 0 or a == float("inf") or v != v or np.finfo(np.float32).tiny <= a <= np.finfo(np.float32).max:
+        return float32
+    return float64
 
 
 def model_int(a, b):
@@ -118,7 +122,8 @@ def make_operand(func, dt, scalar_value, shape):
 
 
 scalar_values = st.one_of(st.booleans(), st.integers(-2**31, 2**32 - 1), st.integers(2**32, 2**63 - 1),
-                          st.floats(-1e6, 1e6, allow_nan=False, width=32))
+                          st.floats(-1e6, 1e6, allow_nan=False, width=32), st.floats(-1e-300, 1e-300),
+                          st.sampled_from([1e300, -1e300, float("inf")]))
 
 
 @settings(max_examples=400, deadline=None)

@@ -373,14 +373,13 @@ def _check_number(value, ty, name):
 
 
 def _leaf_name(names, treedef, i):
+    """The name (of ``names``, one per top-level tuple entry) holding leaf ``i``."""
     if isinstance(names, (list, tuple)) and treedef is not None:
-        # names correspond to the top-level tuple entries; find the entry holding leaf i
         count = 0
         for name, sub in zip(names, treedef[1]):
-            n = len(flatten(unflatten(sub, [0] * _leaf_count(sub)))[0])
-            if i < count + n:
+            count += _leaf_count(sub)
+            if i < count:
                 return name
-            count += n
     return "value"
 
 

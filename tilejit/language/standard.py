@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import builtins as _py
 
-from ..ir.types import DType, PointerType, float32
+from ..ir.types import float32
 from . import semantic as sem
 from . import semantic_tile as st
 from .core import PropagateNan, builtin, tensor, tensor_member, constexpr, _unwrap
@@ -453,7 +453,3 @@ def device_assert(cond, msg="", mask=None):
 def device_print(prefix, *args, hex=False):
     """At run time, print ``prefix`` and the values of ``args`` (every program prints)."""
     st.device_print(prefix, args, hex)
-
-
-def _is_dtype(x):
-    return isinstance(x, (DType, PointerType))
