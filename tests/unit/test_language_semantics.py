@@ -434,3 +434,30 @@ def test_reduce_with_combine_function():
     o = np.empty(2, np.float32)
     run(custom_reduce_kernel, (1,), x, o, N=16)
     assert o.tolist() == [x.sum(), x.max()]
+
+
+@tilejit.jit
+def join_split_kernel(a_ptr, b_ptr, j_ptr, s_ptr, i_ptr, c_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(a_ptr + r)
+    b = tl.load(b_ptr + r)
+    j = tl.join(a, b)                                          # (N, 2)
+    tl.store(j_ptr + r[:, None] * 2 + tl.arange(0, 2)[None, :], j)
+    x, y = j.split()
+    tl.store(s_ptr + r, x)
+    tl.store(s_ptr + N + r, y)
+    tl.store(i_ptr + tl.arange(0, 2 * N), tl.interleave(a, b))
+    tl.store(c_ptr + tl.arange(0, 2 * N), tl.cat(a, b, can_reorder=True))
+
+
+def test_join_split_interleave_cat_are_exact():
+    a = np.array([-0.0, np.nan, np.inf, -1.5, 2.0, 3.0, -np.inf, 1e-40], np.float32)
+    b = np.arange(8, dtype=np.float32) + 0.5
+    j, s, i, c = np.empty((8, 2), np.float32), np.empty(16, np.float32), np.empty(16, np.float32), \
+        np.empty(16, np.float32)
+    run(join_split_kernel, (1,), a, b, j, s, i, c, N=8)
+    stacked = np.stack([a, b], axis=-1)
+    np.testing.assert_array_equal(j.view(np.int32), stacked.view(np.int32))
+    np.testing.assert_array_equal(s.view(np.int32), np.concatenate([a, b]).view(np.int32))
+    np.testing.assert_array_equal(i.view(np.int32), stacked.reshape(-1).view(np.int32))
+    np.testing.assert_array_equal(c.view(np.int32), np.concatenate([a, b]).view(np.int32))

@@ -448,3 +448,78 @@ def device_print(prefix, args, hex=False):
 
 
 __all__ = [n for n in dir() if not n.startswith("_")] + ["_wrap"]
+
+
+# ---------------------------------------------------------------------------
+# join / split (composed from broadcast, select and an exact xor reduction)
+# ---------------------------------------------------------------------------
+
+def _int_of(dtype):
+    from ..ir.types import int16, int64
+    return {1: int1, 8: int8, 16: int16, 32: int32, 64: int64}[dtype.bits]
+
+
+def _axis_index(shape, axis):
+    """int32 tile of ``shape`` holding each element's index along ``axis``."""
+    idx = arange(0, shape[axis])
+    for _ in range(axis):
+        idx = expand_dims(idx, 0)
+    for _ in range(len(shape) - axis - 1):
+        idx = expand_dims(idx, len(idx.shape))
+    return broadcast_impl_shape(idx, shape)
+
+
+def stack2(a, b, axis):
+    """``a`` and ``b`` (same shape after promotion) stacked along a new ``axis`` of size 2."""
+    a, b = binary_op_type_checking_impl(a, b, True, True)
+    shape = a.shape[:axis] + (2,) + a.shape[axis:]
+    a2 = broadcast_impl_shape(expand_dims(a, axis), shape)
+    b2 = broadcast_impl_shape(expand_dims(b, axis), shape)
+    first = _emit(ops.CmpOp, lhs=_axis_index(shape, axis).handle,
+                  rhs=scalar_constant(0, int32, shape).handle, pred="eq")
+    return _emit(ops.SelectOp, cond=first.handle, true_value=a2.handle, false_value=b2.handle)
+
+
+def join(a, b):
+    """Stack ``a`` and ``b`` along a new last dimension of size 2."""
+    a, b = to_tensor(a), to_tensor(b)
+    return stack2(a, b, len(broadcast_shapes(a.shape, b.shape)))
+
+
+def cat(a, b):
+    """Concatenate ``a`` and ``b`` (same shape) along dimension 0, in order."""
+    a, b = to_tensor(a), to_tensor(b)
+    if a.shape != b.shape or not a.shape:
+        raise ValueError(f"cat needs two tiles of the same shape, got {list(a.shape)} and {list(b.shape)}")
+    s = stack2(a, b, 0)
+    return reshape(s, (2 * a.shape[0],) + a.shape[1:])
+
+
+def interleave(a, b):
+    """Interleave ``a`` and ``b`` along their last dimension."""
+    j = join(a, b)
+    return reshape(j, j.shape[:-2] + (2 * j.shape[-2],))
+
+
+def split(x):
+    """The two halves of ``x`` along its last dimension, which must have size 2."""
+    x = to_tensor(x)
+    if not x.shape or x.shape[-1] != 2:
+        raise ValueError(f"split needs a last dimension of size 2, got shape {list(x.shape)}")
+    if x.dtype.is_ptr():
+        raise TypeError("split of a tile of pointers is not supported")
+    ity = _int_of(x.dtype)
+    bits = x if x.dtype == ity else _emit(ops.BitcastOp, src=x.handle, to=ity)
+    last = len(x.shape) - 1
+    idx = _axis_index(x.shape, last)
+    zero = scalar_constant(0, ity, x.shape)
+    out = []
+    for k in (0, 1):
+        sel = _emit(ops.CmpOp, lhs=idx.handle, rhs=scalar_constant(k, int32, x.shape).handle, pred="eq")
+        part = _emit(ops.SelectOp, cond=sel.handle, true_value=bits.handle, false_value=zero.handle)
+        if ity == int1:
+            r = cast(_emit(ops.ReduceOp, src=cast(part, int8).handle, kind="xor_sum", axis=last), int1)
+        else:
+            r = _emit(ops.ReduceOp, src=part.handle, kind="xor_sum", axis=last)
+        out.append(r if x.dtype == ity else _emit(ops.BitcastOp, src=r.handle, to=x.dtype))
+    return tuple(out)

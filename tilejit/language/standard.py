@@ -145,6 +145,31 @@ def trans(input, *dims):
     return st.trans(input, _shape_args(dims))
 
 
+@builtin
+def join(a, b):
+    """Stack two tensors along a new minor dimension of size 2 (``[..., 0]`` is ``a``)."""
+    return st.join(a, b)
+
+
+@tensor_member
+@builtin
+def split(a):
+    """Split ``a`` along its last dimension, which must have size 2; returns two tensors."""
+    return st.split(a)
+
+
+@builtin
+def interleave(a, b):
+    """Interleave ``a`` and ``b`` along their last dimension."""
+    return st.interleave(a, b)
+
+
+@builtin
+def cat(input, other, can_reorder=False):
+    """Concatenate two tiles of the same shape along dimension 0 (tilejit keeps the order)."""
+    return st.cat(input, other)
+
+
 # ---------------------------------------------------------------------------
 # memory and selection
 # ---------------------------------------------------------------------------
