@@ -59,6 +59,12 @@ def _cases():
     x = RNG.integers(-5, 5, (16, 64)).astype(np.float32)
     yield "argmin_rows", (1,), [x, np.zeros(16, np.int32)], 0
     yield "max_i32", (1,), [RNG.integers(-2**31, 2**31, (16, 64)).astype(np.int32), np.zeros(16, np.int32)], 0
+    xn = _f32(16, 64)
+    xn[3, 5] = xn[7, :] = np.nan
+    yield "max_rows", (1,), [xn, np.zeros(16, np.float32)], 0      # NaN ignored unless all NaN
+    xa = RNG.integers(0, 7, 256).astype(np.float32)
+    xa[[0, 9, 100]] = np.nan
+    yield "argmax1d_nan", (1,), [xa, np.zeros(1, np.int32)], 0
     yield "argmax1d", (1,), [RNG.integers(0, 7, 256).astype(np.float32), np.zeros(1, np.int32)], 0
     yield "outer_trans", (1,), [_f32(32), _f32(16), np.zeros(512, np.float32)], 1e-6
     for dt, tol in (("fp16", 1e-3), ("fp32", 1e-4), ("bf16", 1e-2)):
@@ -94,7 +100,7 @@ CASES = {c[0]: c for c in _cases()}
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_matches_interpreter(name):
     _, grid, arrays, tol = CASES[name]
-    func = K.KERNELS[name]()
+    func = K.KERNELS[name.replace("_nan", "")]()
     ref, got = run_both(func, grid, arrays)
     for r, g in zip(ref, got):
         if not isinstance(r, np.ndarray):
@@ -131,3 +137,12 @@ def test_torch_tensors_launch_on_current_stream():
         kern.launch((n // 1024, 1, 1), LaunchArgs([x.data_ptr(), y.data_ptr(), o.data_ptr(), n], [], [x, y, o]))
     s.synchronize()
     assert torch.equal(o, x + y)
+
+
+def test_device_print(capfd):
+    func = K.print_kernel()
+    x = np.array([1, 2, 3, 42], np.int32)
+    get_backend("cuda").compile(func, None).launch((2, 1, 1), _args(func, [x]))
+    out = capfd.readouterr().out
+    assert out.count("x=") == 8, out
+    assert "pid (1, 0, 0) idx (3) x= 42" in out, out

@@ -146,6 +146,14 @@ def argmax1d_kernel(B=256):
     return k.done()
 
 
+def print_kernel(B=4):
+    k = KB("printer", x="*i32")
+    x = k.v(ops.LoadOp, ptr=k.ptrs(k.a["x"], k.v(ops.ArangeOp, start=0, end=B)))
+    k.op(ops.DevicePrintOp, args=[x], prefix="x=")
+    k.op(ops.DeviceAssertOp, cond=k.lt(x, k.c(100, shape=(B,))), msg="x must stay below 100")
+    return k.done()
+
+
 def outer_trans_kernel(M=32, N=16):
     """o[j, i] = a[i] * b[j]  (broadcast, then trans)."""
     k = KB("outer_trans", a="*fp32", b="*fp32", o="*fp32")
@@ -265,7 +273,7 @@ KERNELS = {
     "softmax": softmax_kernel, "softmax_4096": lambda: softmax_kernel(4096),
     "reduce_rows": reduce2d_kernel, "reduce_cols": lambda: reduce2d_kernel(axis=0),
     "argmin_rows": lambda: reduce2d_kernel(kind="argmin"), "max_i32": lambda: reduce2d_kernel(kind="max", dtype="i32"),
-    "argmax1d": argmax1d_kernel, "outer_trans": outer_trans_kernel,
+    "argmax1d": argmax1d_kernel, "max_rows": lambda: reduce2d_kernel(kind="max"), "print": print_kernel, "outer_trans": outer_trans_kernel,
     "matmul_fp16": matmul_kernel, "matmul_fp32": lambda: matmul_kernel(dtype="fp32"),
     "matmul_bf16": lambda: matmul_kernel(dtype="bf16"), "control": control_kernel,
     "matmul_fp16_mma": lambda: _warps(matmul_kernel(128, 128, 32), 8),

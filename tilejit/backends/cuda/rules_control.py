@@ -183,3 +183,57 @@ def _assert(lw, op):
         ok = c if ok is None else lw.b.and_(ok, c)
     lw.guarded(lw.b.not_(ok), lambda: lw.call("llvm.trap", T.VOID, []))
     return []
+
+
+def _fmt_arg(lw, v, el):
+    """(printf conversion, i64/double/pointer value) of one element."""
+    b = lw.b
+    if isinstance(el, T.PointerType):
+        return "0x%llx", b.ptrtoint(v, T.I64)
+    if el.kind == "float":
+        return "%f", b.fpext(v, T.F64) if v.type != T.F64 else v
+    if el.kind in ("uint", "bool"):
+        return "%llu", b.zext(v, T.I64) if v.type.width < 64 else v
+    return "%lld", b.sext(v, T.I64) if v.type.width < 64 else v
+
+
+def _cstring(lw, text: str):
+    data = bytearray(text.encode()) + b"\0"
+    name = f"tj_fmt{len(lw.module.globals)}"
+    g = ir.GlobalVariable(lw.module, ir.ArrayType(T.I8, len(data)), name, addrspace=1)
+    g.global_constant = True
+    g.linkage = "internal"
+    g.initializer = ir.Constant(ir.ArrayType(T.I8, len(data)), data)
+    g.type = T.GLOBAL_PTR
+    return lw.b.addrspacecast(g, ir.PointerType())
+
+
+@RULES.register(ops.DevicePrintOp)
+def _print(lw, op):
+    """Each program prints every element it holds (owned copies only) through vprintf:
+    ``pid (x, y, z) idx (i) <prefix> <values>``."""
+    vprintf = lw.intrinsic("vprintf", T.I32, [ir.PointerType(), ir.PointerType()])
+    tiles = [lw.get(v) for v in op.args]
+    pids = [lw.sreg(f"ctaid.{a}") for a in "xyz"]
+    n = max([len(t.regs) for t in tiles] + [1])
+    lay = next((t.layout for t in tiles if t.layout is not None), None)
+    for s in range(n):
+        idx = lw.elem_index(lay, s) if lay is not None else lw.i32(0)
+        convs, vals = [], [lw.b.sext(p, T.I64) for p in pids] + [lw.b.sext(idx, T.I64)]
+        for t, v in zip(tiles, op.args):
+            c, x = _fmt_arg(lw, t.regs[s if t.layout is not None else 0], v.type.element)
+            if op.hex and c != "%f":
+                c = "0x%llx"
+            convs.append(c)
+            vals.append(x)
+        fmt = _cstring(lw, "pid (%lld, %lld, %lld) idx (%lld) " + op.prefix + " " + ", ".join(convs) + "\n")
+        sty = ir.LiteralStructType([x.type for x in vals])
+        buf = lw.b.alloca(sty)
+        buf.type = ir.PointerType()          # opaque (llvmlite types allocas)
+        for i, x in enumerate(vals):
+            lw.b.store(x, lw.b.gep(buf, [lw.i32(0), lw.i32(i)], source_etype=sty))
+        own = lw.owned(lay, s) if lay is not None else None
+        if lay is None:   # a scalar: thread 0 prints it
+            own = lw.b.icmp_unsigned("==", lw.tid, lw.i32(0))
+        lw.guarded(own, lambda fmt=fmt, buf=buf: lw.b.call(vprintf, [fmt, buf]))
+    return []

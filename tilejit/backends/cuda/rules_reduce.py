@@ -39,23 +39,29 @@ def combine(lw, kind, el, a, b_):
     if kind == "xor_sum":
         return b.xor(a, b_)
     if kind in ("max", "min"):
-        if T.is_float(el):   # NaN propagates, as numpy's max/min
-            name = "llvm.maximum" if kind == "max" else "llvm.minimum"
+        if T.is_float(el):   # NaN is ignored (fmax/fmin), as the interpreter's reduce
+            name = "llvm.maxnum" if kind == "max" else "llvm.minnum"
             return lw.call(f"{name}.{a.type.intrinsic_name}", a.type, [a, b_])
         pred = ">" if kind == "max" else "<"
         c = b.icmp_unsigned(pred, a, b_) if T.is_unsigned(el) else b.icmp_signed(pred, a, b_)
         return b.select(c, a, b_)
     (av, ai), (bv, bi) = a, b_
     pred = ">" if kind == "argmax" else "<"
-    if T.is_float(el):
+    if T.is_float(el):      # NaNs were replaced by the identity on intake (arg_intake)
         better = b.fcmp_ordered(pred, bv, av)
-        better = b.or_(better, b.and_(_is_nan(b, bv), b.not_(_is_nan(b, av))))
-        same = b.or_(b.fcmp_ordered("==", bv, av), b.and_(_is_nan(b, bv), _is_nan(b, av)))
+        same = b.fcmp_ordered("==", bv, av)
     else:
         better = b.icmp_unsigned(pred, bv, av) if T.is_unsigned(el) else b.icmp_signed(pred, bv, av)
         same = b.icmp_unsigned("==", bv, av)
     take = b.or_(better, b.and_(same, b.icmp_signed("<", bi, ai)))
     return (b.select(take, bv, av), b.select(take, bi, ai))
+
+
+def arg_intake(lw, kind, el, x):
+    """argmax/argmin ignore NaN (unless all are NaN: then index 0), as the interpreter."""
+    if not T.is_float(el) or kind not in ("argmax", "argmin"):
+        return x
+    return lw.b.select(_is_nan(lw.b, x), _identity(kind, el), x)
 
 
 def _pick(lw, cond, x, y):
@@ -77,7 +83,7 @@ def _reduce_all(lw, op, src: Tile, el):
     ident = _identity(kind, el)
     acc = (ident, lw.i32(_BIG)) if arg else ident
     for s, v in enumerate(src.regs):
-        x = (v, lw.elem_index(lay, s)) if arg else v
+        x = (arg_intake(lw, kind, el, v), lw.elem_index(lay, s)) if arg else v
         y = combine(lw, kind, el, acc, x)
         own = lw.owned(lay, s)
         acc = y if own is None else _pick(lw, own, y, acc)
@@ -153,7 +159,7 @@ def _reduce_axis(lw, op, src: Tile, el):
             off = lw.b.add(start, lw.b.mul(k, lw.i32(inner)))
             x = lw.b.load(lw.smem_addr(base, lw.b.mul(off, lw.i32(size))), typ=mty)
             x.align = size
-            x = _reg(lw, x, T.llvm_type(el))
+            x = arg_intake(lw, kind, el, _reg(lw, x, T.llvm_type(el)))
             r = combine(lw, kind, el, tuple(vals) if arg else vals[0], (x, k) if arg else x)
             return list(r) if arg else [r]
         res = lw.counted_loop(K, body, init)
