@@ -461,3 +461,21 @@ def test_join_split_interleave_cat_are_exact():
     np.testing.assert_array_equal(s.view(np.int32), np.concatenate([a, b]).view(np.int32))
     np.testing.assert_array_equal(i.view(np.int32), stacked.reshape(-1).view(np.int32))
     np.testing.assert_array_equal(c.view(np.int32), np.concatenate([a, b]).view(np.int32))
+
+
+@tilejit.jit
+def flip_kernel(x_ptr, o_ptr, M: tl.constexpr, N: tl.constexpr):
+    r = tl.arange(0, M)[:, None]
+    c = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + r * N + c)
+    tl.store(o_ptr + r * N + c, tl.flip(x))
+    tl.store(o_ptr + M * N + r * N + c, tl.flip(x, 0))
+
+
+def test_flip_is_exact():
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    x[0, 0], x[1, 2], x[3, 7] = np.nan, -0.0, -np.inf
+    o = np.empty((2, 4, 8), np.float32)
+    run(flip_kernel, (1,), x, o, M=4, N=8)
+    np.testing.assert_array_equal(o[0].view(np.int32), x[:, ::-1].view(np.int32))
+    np.testing.assert_array_equal(o[1].view(np.int32), x[::-1, :].view(np.int32))

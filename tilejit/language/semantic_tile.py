@@ -523,3 +523,29 @@ def split(x):
             r = _emit(ops.ReduceOp, src=part.handle, kind="xor_sum", axis=last)
         out.append(r if x.dtype == ity else _emit(ops.BitcastOp, src=r.handle, to=x.dtype))
     return tuple(out)
+
+
+def flip(x, dim=None):
+    """``x`` reversed along ``dim`` (default: the last dimension), bit-exactly."""
+    x = to_tensor(x)
+    if not x.shape:
+        raise ValueError("flip needs a tile")
+    rank = len(x.shape)
+    dim = rank - 1 if dim is None else dim
+    if not _is_int(dim) or not -rank <= dim < rank:
+        raise ValueError(f"invalid flip dim {dim!r} for a tensor of shape {list(x.shape)}")
+    dim %= rank
+    n = x.shape[dim]
+    ity = int8 if x.dtype.is_bool() else _int_of(x.dtype)
+    bits = cast(x, ity) if x.dtype.is_bool() else (x if x.dtype == ity else
+                                                   _emit(ops.BitcastOp, src=x.handle, to=ity))
+    shape2 = x.shape[:dim] + (n, n) + x.shape[dim + 1:]
+    wide = broadcast_impl_shape(expand_dims(bits, dim), shape2)
+    pos = _emit(ops.AddOp, lhs=_axis_index(shape2, dim).handle, rhs=_axis_index(shape2, dim + 1).handle)
+    mask = _emit(ops.CmpOp, lhs=pos.handle, rhs=scalar_constant(n - 1, int32, shape2).handle, pred="eq")
+    part = _emit(ops.SelectOp, cond=mask.handle, true_value=wide.handle,
+                 false_value=scalar_constant(0, ity, shape2).handle)
+    r = _emit(ops.ReduceOp, src=part.handle, kind="xor_sum", axis=dim + 1)
+    if x.dtype.is_bool():
+        return cast(r, int1)
+    return r if x.dtype == ity else _emit(ops.BitcastOp, src=r.handle, to=x.dtype)

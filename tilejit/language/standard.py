@@ -158,6 +158,13 @@ def split(a):
     return st.split(a)
 
 
+@tensor_member
+@builtin
+def flip(x, dim=None):
+    """``x`` reversed along ``dim`` (default: the last dimension)."""
+    return st.flip(x, dim)
+
+
 @builtin
 def interleave(a, b):
     """Interleave ``a`` and ``b`` along their last dimension."""
