@@ -34,6 +34,32 @@ class _PtrNames(dict):
 
 
 _NP_PTR = _PtrNames()
+_new = object.__new__
+
+
+def _buffer(name, address, nbytes, itemsize):
+    """``Buffer(...)`` without the frozen dataclass's slow ``__init__``."""
+    b = _new(Buffer)
+    b.__dict__.update(name=name, address=address, nbytes=nbytes, itemsize=itemsize)
+    return b
+
+
+def _simple_grid(grid):
+    """A tuple of 1..3 non-negative plain ints -> 3 ints, else None (the slow path)."""
+    n = len(grid)
+    if n == 1:
+        a = grid[0]
+        if type(a) is int and a >= 0:
+            return (a, 1, 1)
+    elif n == 2:
+        a, b = grid
+        if type(a) is int and type(b) is int and a >= 0 and b >= 0:
+            return (a, b, 1)
+    elif n == 3:
+        a, b, c = grid
+        if type(a) is int and type(b) is int and type(c) is int and a >= 0 and b >= 0 and c >= 0:
+            return grid
+    return None
 
 
 class Launcher:
@@ -51,6 +77,7 @@ class Launcher:
         self.cache: dict = {}
         self.nparams = len(self.params)
         self.param_set = frozenset(self.names)
+        self.tail_sets = [set(self.names[i:]) for i in range(len(self.names) + 1)]
         self.plan = [(p.name, p.is_constexpr, not p.do_not_specialize) for p in self.params]
         self._options = None
         self._opt_token = None
@@ -90,8 +117,11 @@ class Launcher:
             for k in ("stream", "device", "warmup"):   # accepted for Triton scripts, no effect here
                 if k not in self.index:
                     kwargs.pop(k, None)
-        if not kwargs and len(args) == self.nparams:
+        nargs = len(args)
+        if nargs == self.nparams and not kwargs:
             vals = args
+        elif nargs + len(kwargs) == self.nparams and kwargs.keys() == self.tail_sets[nargs]:
+            vals = args + tuple([kwargs[k] for k in self.names[nargs:]])
         else:
             vals = self.bind(args, kwargs)
         keys, values, buffers, consts = [], [], [], []
@@ -103,11 +133,14 @@ class Launcher:
             tp = type(v)
             if tp is np.ndarray:                       # the common case, inlined
                 dt = _NP_PTR[v.dtype]
-                if dt is not None and v.flags.c_contiguous and v.flags.writeable and v.size:
-                    addr = _addressof(_from_buffer(v))
+                try:     # contiguous, writable, non-empty arrays export a simple buffer
+                    addr = _addressof(_from_buffer(v)) if dt is not None else None
+                except (TypeError, ValueError, BufferError):
+                    addr = None
+                if addr is not None:
                     keys.append((dt, 16 if spec and not addr & 15 else 0, "cpu"))
                     values.append(addr)
-                    buffers.append(Buffer(name, addr, v.nbytes, v.itemsize))
+                    buffers.append(_buffer(name, addr, v.nbytes, v.itemsize))
                     continue
             b = binder_for(tp)
             if b is None:
@@ -121,7 +154,7 @@ class Launcher:
             keys.append(key)
             values.append(lv)
             if info is not None:
-                buffers.append(Buffer(name, info.lo, info.nbytes, info.itemsize))
+                buffers.append(_buffer(name, info.lo, info.nbytes, info.itemsize))
                 if info.device != "cpu":
                     device = info.device
         options = get_options()
@@ -144,8 +177,9 @@ class Launcher:
             kernel = self.cache[key] = self.compile(vals, keys, consts, lopts, options, backend, key)
         if warmup:
             return kernel
-        g = grid if type(grid) is tuple and len(grid) == 3 and all(type(x) is int for x in grid) \
-            else normalize_grid(grid, self._meta(vals, lopts) if callable(grid) else None, self.name)
+        g = _simple_grid(grid) if type(grid) is tuple else None
+        if g is None:
+            g = normalize_grid(grid, self._meta(vals, lopts) if callable(grid) else None, self.name)
         if g[0] and g[1] and g[2]:
             kernel.launch(g, LaunchArgs(values, buffers, vals), **dict(lopts))
         return kernel
