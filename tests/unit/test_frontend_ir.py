@@ -339,3 +339,19 @@ def test_iteration_over_compile_time_sequences_unrolls():
     assert [const(m.rhs) for m in muls] == [2, 3]
     adds = all_of(f, ops.AddOp)
     assert [const(a.rhs) for a in adds] == [0, 1, 5, 7]
+
+
+@tilejit.jit
+def type_view_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.static_assert(out_ptr.type.element_ty == tl.float16)
+    tl.static_assert(x.type.element_ty == tl.float32 and x.type.is_block() and not out_ptr.type.is_block())
+    tl.static_assert(out_ptr.dtype.element_ty == tl.float16)
+    y = tl.zeros(x.shape, out_ptr.type.element_ty) + x.to(out_ptr.type.element_ty)
+    tl.store(out_ptr + tl.arange(0, BLOCK), y.to(x.type))
+
+
+def test_triton_type_view():
+    f = build(type_view_kernel, {"x_ptr": P32, "out_ptr": PointerType(tl.float16)}, {"BLOCK": 8})
+    (store,) = all_of(f, ops.StoreOp)
+    assert store.value.type == TileType(tl.float16, (8,))

@@ -20,7 +20,7 @@ from ..ir.core import Block, Loc
 from ..ir.types import DType, PointerType, TileType
 from ..language import standard
 from ..language import semantic as sem
-from ..language.core import constexpr, is_builtin, tensor
+from ..language.core import TypeView, constexpr, is_builtin, tensor
 from ..runtime.jit import JITFunction
 from .astutil import is_internal_file, parse_function
 from .control import ControlFlowMixin
@@ -283,6 +283,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     def visit_Attribute(self, node):
         base = self.visit(node.value)
+        if isinstance(base, tensor) and node.attr == "type":
+            return TypeView(base.type)          # Triton's view: x.type.element_ty, x.type.scalar
         return norm(getattr(base, node.attr))
 
     def visit_JoinedStr(self, node):

@@ -286,7 +286,7 @@ class tensor:  # noqa: N801  (Triton's name)
 
     def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
         """Convert to ``dtype`` (value conversion, or reinterpretation with ``bitcast=True``)."""
-        dtype, bitcast = _unwrap(dtype), _unwrap(bitcast)
+        dtype, bitcast = _as_dtype(dtype), _unwrap(bitcast)
         if fp_downcast_rounding not in (None, "rtne"):
             raise ValueError(f"unsupported fp_downcast_rounding {fp_downcast_rounding!r}")
         return _sem().bitcast(self, dtype) if bitcast else _sem().cast(self, dtype)
@@ -294,6 +294,67 @@ class tensor:  # noqa: N801  (Triton's name)
 
 for _m in ("to", "logical_and", "logical_or"):
     getattr(tensor, _m).__tilejit_builtin__ = True
+
+
+class TypeView:
+    """What ``x.type`` shows to kernel code: Triton's view of a tensor's type.  For a
+    scalar it acts as the dtype itself (``ptr.type.element_ty`` is the pointee); for a
+    tile, ``element_ty``/``scalar`` is the element type."""
+
+    def __init__(self, tile_type):
+        self.tile_type = tile_type
+
+    @property
+    def element_ty(self):
+        t = self.tile_type
+        if not t.shape and t.element.is_ptr():
+            return t.element.element
+        return t.element
+
+    @property
+    def scalar(self):
+        return self.tile_type.element
+
+    @property
+    def shape(self):
+        return tuple(self.tile_type.shape)
+
+    @property
+    def numel(self):
+        return self.tile_type.numel
+
+    def is_block(self):
+        return bool(self.tile_type.shape)
+
+    def get_block_shapes(self):
+        return tuple(self.tile_type.shape)
+
+    def is_ptr(self):
+        return not self.tile_type.shape and self.tile_type.element.is_ptr()
+
+    def __eq__(self, other):
+        if isinstance(other, TypeView):
+            other = other.tile_type
+        if isinstance(other, TileType):
+            return other == self.tile_type
+        if isinstance(other, (DType, PointerType)):
+            return not self.tile_type.shape and self.tile_type.element == other
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.tile_type)
+
+    def __getattr__(self, name):
+        return getattr(self.tile_type.element, name)
+
+    def __repr__(self):
+        return repr(self.tile_type)
+
+
+def _as_dtype(x):
+    """A dtype argument: ``TypeView`` (``y.type``) gives its element type."""
+    x = _unwrap(x)
+    return x.scalar if isinstance(x, TypeView) else x
 
 
 def tensor_member(fn):

@@ -511,7 +511,7 @@ def compare(input, other, pred: str):
 def cast(input, dst_ty):
     """Value conversion to ``dst_ty`` (a dtype or pointer type)."""
     input = to_tensor(input)
-    dst_ty = core._unwrap(dst_ty)
+    dst_ty = core._as_dtype(dst_ty)
     if not isinstance(dst_ty, (DType, PointerType)):
         raise TypeError(f"cannot cast to {dst_ty!r}: not a dtype")
     src_ty = input.dtype
@@ -542,7 +542,7 @@ def _cast_pointer(input, src_ty, dst_ty):
 def bitcast(input, dst_ty):
     """Reinterpret bits as ``dst_ty`` (same width; pointer casts are value casts)."""
     input = to_tensor(input)
-    dst_ty = core._unwrap(dst_ty)
+    dst_ty = core._as_dtype(dst_ty)
     src_ty = input.dtype
     if src_ty == dst_ty:
         return input

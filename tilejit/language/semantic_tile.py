@@ -78,6 +78,7 @@ def arange(start, end):
 
 
 def full(shape, value, dtype):
+    dtype = core._as_dtype(dtype)
     shape = validate_block_shape(shape) if shape not in ((), []) else ()
     if not isinstance(dtype, (DType, PointerType)):
         raise TypeError(f"dtype must be a tl dtype, got {dtype!r}")
