@@ -17,6 +17,8 @@ def _identity(kind, el):
     if kind in ("sum", "xor_sum"):
         return T.const(el, 0)
     lo = kind in ("max", "argmax")
+    if T.is_float(el) and kind in ("max", "min"):
+        return T.const(el, math.nan)          # maxnum/minnum ignore it; all-NaN gives NaN
     if T.is_float(el):
         return T.const(el, -math.inf if lo else math.inf)
     if el.kind == "bool":
