@@ -479,3 +479,22 @@ def test_flip_is_exact():
     run(flip_kernel, (1,), x, o, M=4, N=8)
     np.testing.assert_array_equal(o[0].view(np.int32), x[:, ::-1].view(np.int32))
     np.testing.assert_array_equal(o[1].view(np.int32), x[::-1, :].view(np.int32))
+
+
+@tilejit.jit
+def sort_kernel(x_ptr, o_ptr, M: tl.constexpr, N: tl.constexpr, DESC: tl.constexpr):
+    r = tl.arange(0, M)[:, None]
+    c = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + r * N + c)
+    tl.store(o_ptr + r * N + c, tl.sort(x, descending=DESC))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("desc", [False, True])
+def test_sort(dtype, desc):
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((4, 16)) * 100).astype(dtype)
+    o = np.empty_like(x)
+    run(sort_kernel, (1,), x, o, M=4, N=16, DESC=desc)
+    want = np.sort(x, axis=1)
+    np.testing.assert_array_equal(o, want[:, ::-1] if desc else want)

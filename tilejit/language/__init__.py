@@ -7,7 +7,7 @@ from .core import (constexpr, tensor, dtype, pointer_type, block_type, void, int
                    int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64,
                    float8e5, float8e4nv, is_builtin, PropagateNan)
 from .standard import (program_id, num_programs, arange, full, zeros, zeros_like, full_like, to_tensor,
-                       cast, broadcast_to, broadcast, reshape, view, ravel, expand_dims, permute, trans, join, split, interleave, cat, flip,
+                       cast, broadcast_to, broadcast, reshape, view, ravel, expand_dims, permute, trans, join, split, interleave, cat, flip, sort,
                        load, store, where, minimum, maximum, clamp, cdiv, sigmoid, softmax, add, sub, mul,
                        fdiv, reduce, sum, max, min, argmax, argmin, xor_sum, dot, multiple_of, max_contiguous,
                        max_constancy, debug_barrier, range, static_range, static_assert, static_print,

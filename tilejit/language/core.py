@@ -152,9 +152,15 @@ def pointer_type(element_ty, address_space: int = 1):
 # ---------------------------------------------------------------------------
 
 
+_SEMANTIC = None
+
+
 def _sem():
-    from . import semantic
-    return semantic
+    global _SEMANTIC
+    if _SEMANTIC is None:
+        from . import semantic
+        _SEMANTIC = semantic
+    return _SEMANTIC
 
 
 def _binop(name, reverse=False):

@@ -550,3 +550,41 @@ def flip(x, dim=None):
     if x.dtype.is_bool():
         return cast(r, int1)
     return r if x.dtype == ity else _emit(ops.BitcastOp, src=r.handle, to=x.dtype)
+
+
+def sort(x, dim=None, descending=False):
+    """``x`` sorted along its last dimension (a bitonic network of compare-and-swaps)."""
+    x = to_tensor(x)
+    rank = len(x.shape)
+    if rank == 0:
+        raise ValueError("sort needs a tile")
+    if dim is not None and dim % rank != rank - 1:
+        raise ValueError("only sorting along the last dimension is supported")
+    n = x.shape[-1]
+    lead = x.shape[:-1]
+    k = 2
+    while k <= n:
+        j = k // 2
+        while j >= 1:
+            x = _bitonic_stage(x, lead, n, k, j, bool(descending))
+            j //= 2
+        k *= 2
+    return x
+
+
+def _bitonic_stage(x, lead, n, k, j, descending):
+    groups = n // (2 * j)
+    r = len(lead)
+    y = reshape(x, lead + (groups, 2, j))
+    perm = tuple(range(r)) + (r, r + 2, r + 1)
+    lo, hi = split(permute(y, perm))                       # each lead + (groups, j)
+    g = _axis_index(lo.shape, r)                            # group index a
+    flip_dir = _emit(ops.AndOp, lhs=g.handle, rhs=scalar_constant(k // (2 * j), int32, lo.shape).handle)
+    desc = _emit(ops.CmpOp, lhs=flip_dir.handle, rhs=scalar_constant(0, int32, lo.shape).handle,
+                 pred="eq" if descending else "ne")
+    gt = _emit(ops.CmpOp, lhs=lo.handle, rhs=hi.handle, pred="gt")
+    swap = _emit(ops.XorOp, lhs=gt.handle, rhs=desc.handle)
+    new_lo = _emit(ops.SelectOp, cond=swap.handle, true_value=hi.handle, false_value=lo.handle)
+    new_hi = _emit(ops.SelectOp, cond=swap.handle, true_value=lo.handle, false_value=hi.handle)
+    y = permute(join(new_lo, new_hi), perm)
+    return reshape(y, lead + (n,))

@@ -165,6 +165,13 @@ def flip(x, dim=None):
     return st.flip(x, dim)
 
 
+@tensor_member
+@builtin
+def sort(x, dim=None, descending=False):
+    """``x`` sorted along its last dimension (ascending, or descending when asked)."""
+    return st.sort(x, dim, descending)
+
+
 @builtin
 def interleave(a, b):
     """Interleave ``a`` and ``b`` along their last dimension."""
