@@ -124,6 +124,36 @@ class Launcher:
             vals = args + tuple([kwargs[k] for k in self.names[nargs:]])
         else:
             vals = self.bind(args, kwargs)
+        keys, values, buffers, consts, device = self.bind_values(vals)
+        options = get_options()
+        if options is not self._options:
+            self._options = options
+            self._opt_token = _OPTION_TOKENS.setdefault(options, len(_OPTION_TOKENS))
+            self._backend = choose_backend(options, "cpu")
+        if device == "cpu":
+            backend = self._backend
+        else:
+            backend = choose_backend(options, device)
+            if backend != "cuda":
+                raise ValueError(f"{self.name}: CUDA arrays were passed but the backend is "
+                                 f"'{backend}'; host backends cannot read device memory")
+        key = (tuple(keys), tuple(consts), lopts, self._opt_token, backend)
+        kernel = self.cache.get(key)
+        if kernel is None:
+            if self.cache and _recompile.ENABLED:      # TILEJIT_LOG_RECOMPILES=1
+                _recompile.log_recompile(self, key)
+            kernel = self.cache[key] = self.compile(vals, keys, consts, lopts, options, backend, key)
+        if warmup:
+            return kernel
+        g = _simple_grid(grid) if type(grid) is tuple else None
+        if g is None:
+            g = normalize_grid(grid, self._meta(vals, lopts) if callable(grid) else None, self.name)
+        if g[0] and g[1] and g[2]:
+            kernel.launch(g, LaunchArgs(values, buffers, vals), **dict(lopts))
+        return kernel
+
+    def bind_values(self, vals):
+        """Per-parameter binding: (type keys, launch values, buffers, constexprs, device)."""
         keys, values, buffers, consts = [], [], [], []
         device = "cpu"
         for v, (name, is_cx, spec) in zip(vals, self.plan):
@@ -157,32 +187,7 @@ class Launcher:
                 buffers.append(_buffer(name, info.lo, info.nbytes, info.itemsize))
                 if info.device != "cpu":
                     device = info.device
-        options = get_options()
-        if options is not self._options:
-            self._options = options
-            self._opt_token = _OPTION_TOKENS.setdefault(options, len(_OPTION_TOKENS))
-            self._backend = choose_backend(options, "cpu")
-        if device == "cpu":
-            backend = self._backend
-        else:
-            backend = choose_backend(options, device)
-            if backend != "cuda":
-                raise ValueError(f"{self.name}: CUDA arrays were passed but the backend is "
-                                 f"'{backend}'; host backends cannot read device memory")
-        key = (tuple(keys), tuple(consts), lopts, self._opt_token, backend)
-        kernel = self.cache.get(key)
-        if kernel is None:
-            if self.cache and _recompile.ENABLED:      # TILEJIT_LOG_RECOMPILES=1
-                _recompile.log_recompile(self, key)
-            kernel = self.cache[key] = self.compile(vals, keys, consts, lopts, options, backend, key)
-        if warmup:
-            return kernel
-        g = _simple_grid(grid) if type(grid) is tuple else None
-        if g is None:
-            g = normalize_grid(grid, self._meta(vals, lopts) if callable(grid) else None, self.name)
-        if g[0] and g[1] and g[2]:
-            kernel.launch(g, LaunchArgs(values, buffers, vals), **dict(lopts))
-        return kernel
+        return keys, values, buffers, consts, device
 
     def _meta(self, vals, lopts) -> dict:
         meta = {n: (getattr(v, "value", v) if type(v).__name__ == "constexpr" else v)
