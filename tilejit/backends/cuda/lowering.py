@@ -54,6 +54,7 @@ class Lowering:
         self.func, self.arch, self.num_warps = func, arch, num_warps
         self.threads = num_warps * 32
         self.facts, self.vectorize = facts, vectorize
+        self.predicated = func.attrs.get("predicated_access", True)   # @p ld/st, no branches
         self.module = ir.Module(name=func.name)
         self.module.triple = TRIPLE
         self.module.data_layout = DATA_LAYOUT

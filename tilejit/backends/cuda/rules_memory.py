@@ -52,6 +52,51 @@ def _store_owned(lw, lay, slot, mask):
     return own if mask is None else lw.b.and_(mask, own)
 
 
+_REG = {16: ("h", T.I16), 32: ("r", T.I32), 64: ("l", T.I64)}
+
+
+def _as_int(lw, v, ity):
+    if isinstance(v.type, ir.PointerType):
+        return lw.b.ptrtoint(v, ity)
+    return v if v.type == ity else lw.b.bitcast(v, ity)
+
+
+def _from_int(lw, v, mty):
+    if isinstance(mty, ir.PointerType):
+        return lw.b.inttoptr(v, mty)
+    return v if v.type == mty else lw.b.bitcast(v, mty)
+
+
+def predicated_load(lw, ptr, mask, others, mty, size):
+    """``@mask ld.global.vN.bX`` in inline PTX (no branch): lanes where mask is false
+    keep ``others``.  Returns the loaded values in memory type ``mty``."""
+    c, ity = _REG[size * 8]
+    n = len(others)
+    regs = ",".join(f"${i}" for i in range(n))
+    vec = f".v{n}" if n > 1 else ""
+    dst = "{" + regs + "}" if n > 1 else "$0"
+    asm = f"@${n + 1} ld.global{vec}.b{size * 8} {dst}, [${n}];"
+    cons = ",".join([f"={c}"] * n + ["l", "b"] + [str(i) for i in range(n)])
+    ret = ity if n == 1 else ir.LiteralStructType([ity] * n)
+    fty = ir.FunctionType(ret, [T.I64, T.I1] + [ity] * n)
+    args = [lw.b.ptrtoint(ptr, T.I64), mask] + [_as_int(lw, o, ity) for o in others]
+    r = lw.b.asm(fty, asm, cons, args, True)
+    outs = [r] if n == 1 else [lw.b.extract_value(r, i) for i in range(n)]
+    return [_from_int(lw, o, mty) for o in outs]
+
+
+def predicated_store(lw, ptr, mask, values, size):
+    c, ity = _REG[size * 8]
+    n = len(values)
+    vec = f".v{n}" if n > 1 else ""
+    src = "{" + ",".join(f"${i + 1}" for i in range(n)) + "}" if n > 1 else "$1"
+    asm = f"@${n + 1} st.global{vec}.b{size * 8} [$0], {src};"
+    cons = ",".join(["l"] + [c] * n + ["b"])
+    fty = ir.FunctionType(T.VOID, [T.I64] + [ity] * n + [T.I1])
+    args = [lw.b.ptrtoint(ptr, T.I64)] + [_as_int(lw, v, ity) for v in values] + [mask]
+    lw.b.asm(fty, asm, cons, args, True)
+
+
 def _masked_value(lw, mask, load_fn, other):
     """``mask ? load_fn() : other`` with the load only executed where mask holds."""
     if mask is None:
@@ -101,6 +146,9 @@ def _load(lw, op):
     w = vector_width(lw, op, op.ptr, op.mask, el)
     out = []
     for s0 in range(0, len(ptrs), w):
+        if masks[s0] is not None and size * 8 in _REG and lw.predicated:
+            out.extend(predicated_load(lw, ptrs[s0], masks[s0], others[s0:s0 + w], mty, size))
+            continue
         if w == 1:
             def ld(p=ptrs[s0]):
                 v = lw.b.load(ptrs[s0] if p is None else p, typ=mty)
@@ -136,6 +184,9 @@ def _store(lw, op):
         masks = [_and(lw, masks[0], lw.b.icmp_unsigned("==", lw.tid, lw.i32(0)))]
     for s0 in range(0, len(ptrs), w):
         cond = _store_owned(lw, lay, s0, masks[s0])
+        if cond is not None and size * 8 in _REG and lw.predicated:
+            predicated_store(lw, ptrs[s0], cond, vals[s0:s0 + w], size)
+            continue
         if w == 1:
             def st(s0=s0):
                 lw.b.store(vals[s0], ptrs[s0]).align = size
