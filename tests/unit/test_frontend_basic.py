@@ -137,3 +137,22 @@ def test_equal_to_1_argument_binds_constant():
     assert f.arguments[3].equal_to_1 and f.arguments[0].divisibility == 16
     (cmp,) = find(f, ops.CmpOp)
     assert _const_value(cmp.rhs) == 1
+
+
+def test_columns_match_the_real_file_for_nested_kernels():
+    import linecache
+
+    @tilejit.jit
+    def nested(x_ptr, n):
+        offs = tl.arange(0, 16)
+        tl.store(x_ptr + offs, offs.to(tl.float32), mask=offs < n)
+
+    f = build_ir(nested, {"x_ptr": PointerType(float32), "n": int32}, {})
+    (store,) = find(f, ops.StoreOp)
+    line = linecache.getline(store.loc.file, store.loc.line)
+    assert line[store.loc.col:].startswith("tl.store(")
+    (rng,) = find(f, ops.ArangeOp)
+    line = linecache.getline(rng.loc.file, rng.loc.line)
+    assert line[rng.loc.col:].startswith("tl.arange(0, 16)")
+    (cmp,) = find(f, ops.CmpOp)
+    assert linecache.getline(cmp.loc.file, cmp.loc.line)[cmp.loc.col:].startswith("offs < n")
