@@ -225,3 +225,23 @@ def test_device_print_and_assert(backend, capsys):
         printer[(2,)](np.array([1, 2, 300, 4], np.int32), BLOCK=4)
     assert ei.value.program_id == (0, 0, 0)
     assert f"test_language.py:{printer.first_line + 4}" in str(ei.value)
+
+
+@tilejit.jit
+def grid3d(out_ptr):
+    x = tl.program_id(0)
+    y = tl.program_id(1)
+    z = tl.program_id(2)
+    nx = tl.num_programs(0)
+    ny = tl.num_programs(1)
+    nz = tl.num_programs(2)
+    lin = (z * ny + y) * nx + x
+    tl.store(out_ptr + lin, x * 10000 + y * 100 + z + nx * nz * 1000000 * (ny == 3))
+
+
+def test_3d_grid_and_num_programs(backend):
+    out = np.zeros(2 * 3 * 4, np.int32)
+    grid3d[(2, 3, 4)](out)
+    want = [x * 10000 + y * 100 + z + 8 * 1000000
+            for z in range(4) for y in range(3) for x in range(2)]
+    assert out.tolist() == want
