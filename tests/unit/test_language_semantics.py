@@ -498,3 +498,23 @@ def test_sort(dtype, desc):
     run(sort_kernel, (1,), x, o, M=4, N=16, DESC=desc)
     want = np.sort(x, axis=1)
     np.testing.assert_array_equal(o, want[:, ::-1] if desc else want)
+
+
+@tilejit.jit
+def cumsum_kernel(x_ptr, i_ptr, o_ptr, oi_ptr, M: tl.constexpr, N: tl.constexpr):
+    r = tl.arange(0, M)[:, None]
+    c = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + r * N + c)
+    i = tl.load(i_ptr + r * N + c)
+    tl.store(o_ptr + r * N + c, tl.cumsum(x, axis=1))
+    tl.store(oi_ptr + r * N + c, i.cumsum(0, reverse=True))
+
+
+def test_cumsum():
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((4, 16)).astype(np.float32)
+    i = rng.integers(-100, 100, (4, 16)).astype(np.int8)
+    o, oi = np.empty_like(x), np.empty((4, 16), np.int32)
+    run(cumsum_kernel, (1,), x, i, o, oi, M=4, N=16)
+    np.testing.assert_allclose(o, np.cumsum(x, axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(oi, np.cumsum(i[::-1].astype(np.int32), axis=0)[::-1])

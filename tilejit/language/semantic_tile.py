@@ -588,3 +588,23 @@ def _bitonic_stage(x, lead, n, k, j, descending):
     new_hi = _emit(ops.SelectOp, cond=swap.handle, true_value=lo.handle, false_value=hi.handle)
     y = permute(join(new_lo, new_hi), perm)
     return reshape(y, lead + (n,))
+
+
+def cumsum(x, axis=0, reverse=False):
+    """Inclusive prefix sum of ``x`` along ``axis``: element j is the sum of elements
+    0..j (j..n-1 when ``reverse``), computed as a masked sum over an n x n tile."""
+    x = to_tensor(x)
+    rank = len(x.shape)
+    if rank == 0:
+        raise ValueError("cumsum needs a tile")
+    if not _is_int(axis) or not -rank <= axis < rank:
+        raise ValueError(f"invalid cumsum axis {axis!r} for a tensor of shape {list(x.shape)}")
+    axis %= rank
+    n = x.shape[axis]
+    shape2 = x.shape[:axis] + (n, n) + x.shape[axis + 1:]
+    wide = broadcast_impl_shape(expand_dims(x, axis), shape2)        # [..., j, k, ...] = x[k]
+    keep = _emit(ops.CmpOp, lhs=_axis_index(shape2, axis + 1).handle, rhs=_axis_index(shape2, axis).handle,
+                 pred="ge" if reverse else "le")
+    part = _emit(ops.SelectOp, cond=keep.handle, true_value=wide.handle,
+                 false_value=scalar_constant(0, x.dtype, shape2).handle)
+    return _emit(ops.ReduceOp, src=part.handle, kind="sum", axis=axis + 1)

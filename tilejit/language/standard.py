@@ -375,6 +375,17 @@ def reduce(input, axis, combine_fn, keep_dims=False):
     raise RuntimeError("tl.reduce is compiled by the frontend and cannot be called here")
 
 
+@tensor_member
+@builtin
+def cumsum(input, axis=0, reverse=False, dtype=None):
+    """Inclusive prefix sum along ``axis`` (accumulation type as in :func:`sum`)."""
+    input = sem.to_tensor(input)
+    input = _promote(input, dtype if dtype is not None else st.sum_dtype(input.dtype))
+    if input.dtype.is_bool():
+        input = sem.cast(input, st.int32)
+    return st.cumsum(input, axis, reverse)
+
+
 # ---------------------------------------------------------------------------
 # dot
 # ---------------------------------------------------------------------------
