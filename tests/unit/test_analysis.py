@@ -274,3 +274,48 @@ def test_every_op_has_specific_rules():
             continue
         assert RANGE_RULES.lookup(cls) is not RANGE_RULES.rules[ops.Op], cls.name
         assert AXIS_RULES.lookup(cls) is not AXIS_RULES.rules[ops.Op], cls.name
+
+
+# ---------------------------------------------------------------- lattice soundness
+def _best_facts(x: np.ndarray, ty):
+    """The most precise true facts of a 1-D array, by brute force."""
+    from tilejit.analysis.lattice import AxisInfo, Fact, normalize
+    n = x.size
+    xs = [int(v) for v in x]
+    def runs_ok(m, test):
+        return all(test(xs[j - 1], xs[j]) for j in range(1, n) if j % m)
+    pows = [m for m in (16, 8, 4, 2, 1) if n % m == 0]
+    c = next(m for m in pows if runs_ok(m, lambda a, b: b == a + 1))
+    k = next(m for m in pows if runs_ok(m, lambda a, b: a == b))
+    v = 1 << 32
+    for s in xs[::c]:
+        v = min(v, pow2div(s, 1 << 32))
+    return normalize(ty, (min(xs), max(xs)), AxisInfo((c,), (v,), (k,)))
+
+
+@st.composite
+def _structured(draw):
+    """16 int32 values made of runs: ascending, constant or random, at some offset."""
+    out = []
+    while len(out) < 16:
+        m = draw(st.sampled_from([1, 2, 4, 8, 16]))
+        base = draw(st.sampled_from([0, 16, 64, -32, 2**31 - 16, -2**31])) + draw(st.integers(-2, 2)) * m
+        kind = draw(st.sampled_from(["asc", "const", "rand"]))
+        for j in range(m):
+            out.append(base + j if kind == "asc" else base if kind == "const"
+                       else draw(st.integers(-2**31, 2**31 - 1)))
+    arr = np.array(out[:16], dtype=np.int64)
+    return np.clip(arr, -2**31, 2**31 - 1).astype(np.int32)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_structured(), _structured())
+def test_join_and_widen_are_sound(x, y):
+    from tilejit.analysis.checker import check_value
+    from tilejit.analysis.lattice import widen
+    t = TileType(int32, (16,))
+    fx, fy = _best_facts(x, t), _best_facts(y, t)
+    assert check_value(t, x, fx) is None and check_value(t, y, fy) is None
+    for merged in (join(t, fx, fy), widen(t, fx, fy)):
+        assert check_value(t, x, merged) is None, (fx, fy, merged)
+        assert check_value(t, y, merged) is None, (fx, fy, merged)
