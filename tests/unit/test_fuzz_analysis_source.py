@@ -57,10 +57,12 @@ class _Src:
             return self.leaf()
         a = self.expr(depth - 1)
         if kind == "neg":
-            return f"(-{a})"
+            return f"(-{a})" if a not in CONSTS else "(-offs)"
         if kind == "load":
             return f"tl.load(src_ptr + ({a} & 63))"
         b = self.expr(depth - 1) if r.random() < 0.5 else r.choice(CONSTS)
+        if a in CONSTS and b in CONSTS:     # Python would fold it (possibly out of int32)
+            b = "offs"
         if kind == "where":
             return f"tl.where({a} {r.choice(['<', '>=', '==', '!='])} {b}, {a}, {b})"
         if kind == "minmax":
