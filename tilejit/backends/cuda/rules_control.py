@@ -73,14 +73,38 @@ def _phis(lw, regs, pre):
     return phis
 
 
+def _loop_cond(lw, iv, ub, step, el):
+    b = lw.b
+    cmp = b.icmp_unsigned if T.is_unsigned(el) else b.icmp_signed
+    if isinstance(step, ir.Constant):
+        return cmp("<", iv, ub) if step.constant > 0 else cmp(">", iv, ub)
+    pos = b.icmp_signed(">", step, ir.Constant(step.type, 0))
+    return b.select(pos, cmp("<", iv, ub), cmp(">", iv, ub))
+
+
+def _prefetch(lw, loads, ptr_tiles, cond):
+    """Load each rotated load's tile through ``ptr_tiles`` where ``cond`` (a scalar) holds."""
+    from .rules_memory import load_tile, vector_width
+    out = []
+    for (ld, j), (pval, ptile) in zip(loads, ptr_tiles):
+        w = vector_width(lw, ld, pval, None, ld.ptr.type.element.element)
+        out.append(load_tile(lw, ld, ptile, [cond] * len(ptile.regs), w))
+    return out
+
+
 @RULES.register(ops.ForOp)
 def _for(lw, op):
+    from .pipeline import plan_prefetch
+    from .rules_mma import to_mma
     b = lw.b
     lb, ub, step = (lw.get(v).scalar for v in (op.lb, op.ub, op.step))
     el = op.lb.type.element
-    from .rules_mma import to_mma
     carry = _mma_carried(lw, op)
     inits = [to_mma(lw, lw.raw(v), carry[i]) if i in carry else lw.get(v) for i, v in enumerate(op.inits)]
+    loads, early = plan_prefetch(op) if carry and getattr(lw, "pipeline", True) else ([], set())
+    if loads:
+        inits = inits + _prefetch(lw, loads, [(op.inits[j], inits[j]) for _, j in loads],
+                                  _loop_cond(lw, lb, ub, step, el))
     pre = b.block
     head = lw.kernel.append_basic_block("for.head")
     body = lw.kernel.append_basic_block("for.body")
@@ -90,24 +114,46 @@ def _for(lw, op):
     iv = b.phi(lb.type)
     iv.add_incoming(lb, pre)
     phis = _phis(lw, _flat(inits), pre)
-    cmp = b.icmp_unsigned if T.is_unsigned(el) else b.icmp_signed
-    if isinstance(step, ir.Constant):
-        cond = cmp("<", iv, ub) if step.constant > 0 else cmp(">", iv, ub)
-    else:
-        pos = b.icmp_signed(">", step, ir.Constant(step.type, 0))
-        cond = b.select(pos, cmp("<", iv, ub), cmp(">", iv, ub))
-    b.cbranch(cond, body, exit_)
+    b.cbranch(_loop_cond(lw, iv, ub, step, el), body, exit_)
     b.position_at_end(body)
     carried = _unflat(phis, inits)
-    nxt = _run_region(lw, op.body, [Tile([iv], None)] + carried)
-    nxt = [to_mma(lw, t, carry[i]) if i in carry else _flat_tiles(lw, [t])[0] for i, t in enumerate(nxt)]
+    n = len(op.inits)
+    nxt = _lower_body(lw, op, iv, step, ub, el, carried[:n], loads, early, carried[n:])
+    nxt = [to_mma(lw, t, carry[i]) if i in carry and i < n else _flat_tiles(lw, [t])[0]
+           for i, t in enumerate(nxt)]
     latch = b.block
     iv.add_incoming(b.add(iv, step), latch)
     for p, v in zip(phis, _flat(nxt)):
         p.add_incoming(v, latch)
     b.branch(head)
     b.position_at_end(exit_)
-    return carried
+    return carried[:n]
+
+
+def _lower_body(lw, op, iv, step, ub, el, carried, loads, early, prefetched):
+    """Lower the loop body; with rotated loads, their values come from the previous
+    iteration and the next tiles are requested before the rest of the body."""
+    if not loads:
+        return _run_region(lw, op.body, [Tile([iv], None)] + carried)
+    body = op.body
+    lw._yielded = None
+    for a, t in zip(body.args, [Tile([iv], None)] + carried):
+        lw.values[a] = t
+    for (ld, _j), t in zip(loads, prefetched):
+        lw.values[ld.result] = t
+    for o in body.ops:
+        if o in early:
+            lw.lower_op(o)
+    term = body.terminator
+    more = _loop_cond(lw, lw.b.add(iv, step), ub, step, el)
+    nxt_loads = _prefetch(lw, loads, [(term.values[j], lw.get(term.values[j])) for _, j in loads], more)
+    skip = early | {ld for ld, _ in loads}
+    for o in body.ops:
+        if o not in skip:
+            lw.lower_op(o)
+    out = lw._yielded
+    lw._yielded = None
+    return list(out) + nxt_loads
 
 
 @RULES.register(ops.IfOp)

@@ -138,12 +138,18 @@ def _other_regs(lw, op, el, n):
 
 @RULES.register(ops.LoadOp)
 def _load(lw, op):
+    ptile = lw.get(op.ptr)
+    masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptile.regs)
+    w = vector_width(lw, op, op.ptr, op.mask, op.ptr.type.element.element)
+    return [load_tile(lw, op, ptile, masks, w)]
+
+
+def load_tile(lw, op, ptile, masks, w):
+    """``op``'s load through the pointer tile ``ptile`` with per-slot ``masks``."""
     el = op.ptr.type.element.element
     mty, size = T.mem_type(el), T.mem_size(el)
-    ptrs = lw.get(op.ptr).regs
-    masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
+    ptrs = ptile.regs
     others = _other_regs(lw, op, el, len(ptrs))
-    w = vector_width(lw, op, op.ptr, op.mask, el)
     out = []
     for s0 in range(0, len(ptrs), w):
         if masks[s0] is not None and size * 8 in _REG and lw.predicated:
@@ -167,7 +173,7 @@ def _load(lw, op):
             other_vec = lw.b.insert_element(other_vec, others[s0 + j], lw.i32(j))
         vec = _masked_value(lw, masks[s0], ldv, other_vec)
         out.extend(lw.b.extract_element(vec, lw.i32(j)) for j in range(w))
-    return [Tile([_to_reg(lw, v, el) for v in out], lw.get(op.ptr).layout)]
+    return Tile([_to_reg(lw, v, el) for v in out], ptile.layout)
 
 
 @RULES.register(ops.StoreOp)
