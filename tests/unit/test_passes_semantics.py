@@ -41,9 +41,13 @@ class Gen:
         b = self.b
         r = b.value(ops.ArangeOp, start=0, end=N)
         xv = b.value(ops.LoadOp, ptr=b.value(ops.AddPtrOp, ptr=self.splat(x), offset=r))
-        pid = self.splat(b.value(ops.ProgramIdOp, axis=0))
+        pid_s = b.value(ops.ProgramIdOp, axis=0)
+        pid = self.splat(pid_s)
         self.pool = {t: [] for t in TYPES + [int1]}
         self.pool[int32] += [r, xv, pid, self.splat(n)]
+        self.scalars = [pid_s, n]
+        self.depth = 0
+        self.last = None
 
     def splat(self, s):
         return self.b.value(ops.SplatOp, src=s, shape=(N,))
@@ -62,8 +66,79 @@ class Gen:
             return self.const(dt)
         return pool[self.draw(st.integers(0, len(pool) - 1))]
 
+    def scoped(self, block, fill):
+        """Run ``fill()`` with the insertion point in ``block``; values made there stay
+        out of the enclosing pools."""
+        saved = ({t: list(v) for t, v in self.pool.items()}, list(self.scalars), self.last)
+        self.depth += 1
+        with self.b.at_end(block):
+            fill()
+        self.depth -= 1
+        self.pool, self.scalars, self.last = saved
+
+    def body_steps(self):
+        for _ in range(self.draw(st.integers(0, 3))):
+            self.step()
+
+    def scalar_cond(self):
+        b = self.b
+        if self.draw(st.integers(0, 3)) == 0:
+            return b.constant(self.draw(st.booleans()), TileType(int1))
+        s = self.scalars[self.draw(st.integers(0, len(self.scalars) - 1))]
+        k = b.constant(self.draw(st.integers(-3, 3)), TileType(int32))
+        return b.value(ops.CmpOp, lhs=s, rhs=k, pred=self.draw(st.sampled_from(["lt", "eq", "ge"])))
+
+    def loop(self):
+        b = self.b
+        dt = self.draw(st.sampled_from([t for t in TYPES if self.pool[t]]))
+        inits = [self.pick(dt) for _ in range(self.draw(st.integers(1, 2)))]
+        lb = b.constant(self.draw(st.integers(-2, 3)), TileType(int32))
+        if self.draw(st.booleans()):
+            ub = b.constant(self.draw(st.integers(-2, 4)), TileType(int32))
+        else:   # a runtime trip count in 0..3
+            ub = b.value(ops.AndOp, lhs=self.scalars[1], rhs=b.constant(3, TileType(int32)))
+        step = b.constant(self.draw(st.sampled_from([1, 1, 2, -1])), TileType(int32))
+        loop = ops.ForOp({"lb": lb, "ub": ub, "step": step, "inits": inits}, {},
+                         [v.type for v in inits])
+        b.block.append(loop)
+        body = loop.regions[0].block
+        iv = body.add_arg(TileType(int32), "i")
+        args = [body.add_arg(v.type) for v in inits]
+
+        def fill():
+            self.pool[dt] += args
+            self.scalars.append(iv)
+            self.body_steps()
+            b.create(ops.YieldOp, values=[self.pick(dt) for _ in inits])
+        self.scoped(body, fill)
+        return loop.results
+
+    def branch(self):
+        b = self.b
+        dt = self.draw(st.sampled_from([t for t in TYPES if self.pool[t]]))
+        types = [TileType(dt, (N,))] * self.draw(st.integers(0, 2))
+        op = ops.IfOp({"cond": self.scalar_cond()}, {"result_types": types}, types)
+        b.block.append(op)
+        for region in op.regions:
+            def fill():
+                self.body_steps()
+                if types and self.draw(st.integers(0, 3)) == 0:
+                    v = self.pick(dt)       # the same outer value on a path
+                    b.create(ops.YieldOp, values=[v] * len(types))
+                else:
+                    b.create(ops.YieldOp, values=[self.pick(dt) for _ in types])
+            self.scoped(region.block, fill)
+        return op.results
+
     def step(self):
         b = self.b
+        if self.depth < 2 and self.draw(st.integers(0, 5)) == 0:
+            made = self.loop() if self.draw(st.booleans()) else self.branch()
+            for v in made:
+                self.pool[v.type.element].append(v)
+                self.last = v
+            if made:
+                return
         dt = self.draw(st.sampled_from([t for t in TYPES if self.pool[t]] or [int32]))
         kind = self.draw(st.sampled_from(["bin", "bin", "bin", "div", "shift", "cast", "cmp",
                                           "unary", "shape", "same", "same"]))
@@ -105,7 +180,7 @@ class Gen:
         r = b.value(ops.ArangeOp, start=0, end=N)
         values = [v for t in TYPES for v in self.pool[t]]
         for k in range(OUTS):
-            v = self.last if k == 0 else values[self.draw(st.integers(0, len(values) - 1))]
+            v = self.last if k == 0 and self.last is not None else values[self.draw(st.integers(0, len(values) - 1))]
             if v.type.element != int64:
                 v = b.value(ops.CastOp, src=v, to=int64)
             row = b.value(ops.AddOp, lhs=r, rhs=self.splat(b.constant(k * N, TileType(int32))))
