@@ -94,6 +94,9 @@ class Gen:
             return (f"({a} << {sh})", f"w({am} << {sh})") if r.random() < 0.5 else \
                 (f"({a} >> {sh})", f"({am} >> {sh})")
         b, bm = self.expr(depth + 1)
+        if r.random() < 0.3:
+            c, cm = self.cond()
+            return f"({a} if {c} else {b})", f"({am} if {cm} else {bm})"
         if r.random() < 0.5:
             return f"helper({a}, {b})", f"helper_model({am}, {bm})"
         return f"(-{a} + {b})", f"w(w(-{am}) + {bm})"
@@ -122,7 +125,13 @@ class Gen:
             ek, em = self.block(indent + 1, depth + 1)
             return ([f"{pad}if {c}:"] + tk + [f"{pad}else:"] + ek,
                     [f"{pad}if {cm}:"] + tm + [f"{pad}else:"] + em)
-        if depth < 2 and choice < 0.35:
+        if depth < 2 and choice < 0.27:
+            cnt = f"c{depth}"
+            limit = r.choice(["2", "n"])
+            bk, bm = self.block(indent + 1, depth + 1)
+            return ([f"{pad}{cnt} = 0", f"{pad}while {cnt} < {limit}:"] + bk + [f"{pad}    {cnt} += 1"],
+                    [f"{pad}{cnt} = 0", f"{pad}while {cnt} < {limit}:"] + bm + [f"{pad}    {cnt} = w({cnt} + 1)"])
+        if depth < 2 and choice < 0.4:
             lv = f"i{depth}"
             bound = r.choice(["3", "n", "0", "(n % 4)"])
             bound_m = bound.replace("(n % 4)", "crem(n, 4)")
