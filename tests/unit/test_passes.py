@@ -158,6 +158,45 @@ def test_if_on_constant_condition_is_inlined_and_empty_loops_vanish():
     check(lambda f: dce(canonicalize(f)), "%x: i32", body + keep("%l"), after + keep("%y"))
 
 
+def test_if_yielding_the_same_outer_values_on_both_paths_is_those_values():
+    body = """\
+    %c = arith.cmp %x, %y {pred = "lt"} : i1
+    %r = scf.if %c -> (i32) {
+      %t = arith.mul %x, %x : i32
+      scf.yield %y
+    } else {
+      scf.yield %y
+    }
+    %s = scf.if %c -> (i32) {
+      tt.print %x {prefix = ""}
+      scf.yield %y
+    } else {
+      scf.yield %y
+    }
+    %u = scf.if %c -> (i32) {
+      scf.yield %x
+    } else {
+      scf.yield %y
+    }
+    """
+    after = """\
+    %c = arith.cmp %x, %y {pred = "lt"} : i1
+    %s = scf.if %c -> (i32) {
+      tt.print %x {prefix = ""}
+      scf.yield %y
+    } else {
+      scf.yield %y
+    }
+    %u = scf.if %c -> (i32) {
+      scf.yield %x
+    } else {
+      scf.yield %y
+    }
+    """
+    check(lambda f: dce(canonicalize(f)), "%x: i32, %y: i32", body + keep("%r", "%s", "%u"),
+          after + keep("%y", "%s", "%u"))
+
+
 # ---- folding -----------------------------------------------------------------------------
 @pytest.mark.parametrize("ty, a, op, b, result", [
     ("i32", -7, "arith.idiv", 2, "-3"), ("i32", -7, "arith.rem", 2, "-1"),

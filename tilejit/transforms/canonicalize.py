@@ -10,7 +10,8 @@ from __future__ import annotations
 from ..ir import ops
 from ..ir.core import Function, Op, RuleTable
 from .fold import fold_rule
-from .rewrite import NOT_CONST, Rewriter, apply_rules, constant_of, int_constant_of, is_int_type
+from .rewrite import (NOT_CONST, Rewriter, apply_rules, constant_of, has_side_effects,
+                      int_constant_of, is_int_type)
 
 CANON_RULES = RuleTable("canonicalize")
 
@@ -234,7 +235,7 @@ def _if(op, rw):
     """``scf.if`` on a constant condition: the chosen branch's ops move in front of it."""
     c = int_constant_of(op.cond)
     if c is None:
-        return None
+        return _if_same_results(op)
     region = op.regions[0] if c else op.regions[1]
     if not region.blocks:
         return [] if not op.results else None
@@ -244,6 +245,22 @@ def _if(op, rw):
         return None
     rw.pending.extend(block.ops[:-1])
     return list(yld.values)
+
+
+def _if_same_results(op):
+    """Both branches yield the same outer values and do nothing else observable: the
+    ``scf.if`` is those values."""
+    if not op.results or any(len(r.blocks) != 1 for r in op.regions) or has_side_effects(op):
+        return None
+    yields = [r.blocks[0].ops[-1] if r.blocks[0].ops else None for r in op.regions]
+    if not all(isinstance(y, ops.YieldOp) for y in yields):
+        return None
+    then, other = (list(y.values) for y in yields)
+    if len(then) != len(op.results) or any(a is not b for a, b in zip(then, other)):
+        return None
+    inside = {id(v) for o in op.walk() for v in o.results}
+    inside |= {id(a) for r in op.regions for blk in r.blocks for a in blk.args}
+    return None if any(id(v) in inside for v in then) else then
 
 
 def trip_count_is_zero(lb: int, ub: int, step: int) -> bool:
