@@ -43,6 +43,9 @@ class Builder:
         """Create ``op_cls`` from keyword operands and attributes, append it at the
         insertion point, verify it, and return it."""
         slots, attrs = {}, {}
+        if result_types is not None and "result_types" in op_cls.ATTRS:
+            attrs["result_types"] = list(result_types)   # scf.if / scf.while declare it
+            result_types = None
         slot_names = {n for n, _o, _v in op_cls.slot_names()}
         for key, val in kwargs.items():
             if key in slot_names:
