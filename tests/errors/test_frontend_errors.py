@@ -297,3 +297,27 @@ def test_reduce_with_unsupported_combine():
         x = tl.load(x_ptr + tl.arange(0, 16))
         tl.store(x_ptr, tl.reduce(x, 0, _mul_plus_combine))
     check_message(compile_error(k), k, "unsupported combine function _mul_plus_combine", 3, "tl.reduce(")
+
+
+def test_error_keeps_the_original_exception_class():
+    @tilejit.jit
+    def k(x_ptr, n, D: tl.constexpr):
+        tl.store(x_ptr, 1 // D)
+    with pytest.raises(ZeroDivisionError) as info:
+        build_ir(k, TYPES, {"D": 0})
+    err = info.value
+    assert isinstance(err, CompilationError) and isinstance(err.error, ZeroDivisionError)
+    assert "ZeroDivisionError" in str(err) and "1 // D" in str(err)
+    import pickle
+    again = pickle.loads(pickle.dumps(err))
+    assert isinstance(again, CompilationError) and str(again) == str(err)
+
+
+def test_unsupported_triton_name_is_reported_at_its_use():
+    @tilejit.jit
+    def k(x_ptr, n):
+        p = tl.make_block_ptr(x_ptr, (n,), (1,), (0,), (16,), (0,))
+        tl.store(p, 0.0)
+    err = compile_error(k)
+    assert isinstance(err, AttributeError)
+    check_message(err, k, "make_block_ptr", 2, "tl.make_block_ptr")

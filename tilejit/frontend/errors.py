@@ -46,7 +46,9 @@ class CompilationError(Exception):
         return "\n".join(out)
 
     def __reduce__(self):
-        return (_rebuild, (type(self), self.args[0]))
+        # dynamic subclasses (see error_class_for) pickle as their nearest static class
+        cls = type(self) if type(self) in _STATIC else _static_class_for(self)
+        return (_rebuild, (cls, self.args[0]))
 
 
 def _rebuild(cls, text):
@@ -84,12 +86,32 @@ _BY_CAUSE = ((TypeError, CompilationTypeError), (ValueError, CompilationValueErr
              (AssertionError, CompileTimeAssertionFailure))
 
 
-def error_class_for(exc: BaseException) -> type:
-    """The CompilationError subclass that also is ``exc``'s kind."""
+_STATIC = {CompilationError} | {cls for _, cls in _BY_CAUSE}
+_EXACT = {base: cls for base, cls in _BY_CAUSE}
+_DYNAMIC: dict = {}
+
+
+def _static_class_for(exc) -> type:
     for base, cls in _BY_CAUSE:
         if isinstance(exc, base):
             return cls
     return CompilationError
+
+
+def error_class_for(exc: BaseException) -> type:
+    """The CompilationError subclass that also is an instance of ``exc``'s class (so
+    ``except ZeroDivisionError`` or a caller's own exception class still catches it)."""
+    kind = type(exc)
+    if kind in _EXACT:
+        return _EXACT[kind]
+    cls = _DYNAMIC.get(kind)
+    if cls is None:
+        try:
+            cls = type(f"Compilation{kind.__name__}", (CompilationError, kind), {"__module__": __name__})
+        except TypeError:             # an exception class that cannot be combined
+            cls = _static_class_for(exc)
+        _DYNAMIC[kind] = cls
+    return cls
 
 
 def make_error(exc: BaseException, *, kernel, file, line, col, internal=False) -> CompilationError:
@@ -99,5 +121,9 @@ def make_error(exc: BaseException, *, kernel, file, line, col, internal=False) -
     msg = str(exc)
     if isinstance(exc, KeyError) and exc.args:
         msg = str(exc.args[0])
-    cls = error_class_for(exc)
-    return cls(msg, kernel=kernel, file=file, line=line, col=col, error=exc, internal=internal)
+    try:
+        return error_class_for(exc)(msg, kernel=kernel, file=file, line=line, col=col, error=exc,
+                                    internal=internal)
+    except Exception:  # noqa: BLE001  -- an exception class with an unusual constructor
+        return _static_class_for(exc)(msg, kernel=kernel, file=file, line=line, col=col, error=exc,
+                                      internal=internal)

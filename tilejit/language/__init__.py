@@ -25,3 +25,23 @@ TRITON_MAX_TENSOR_NUMEL = 1 << 20
 
 
 __all__ = [n for n in dir() if not n.startswith("_")]
+
+_UNSUPPORTED = {
+    "make_block_ptr": "block pointers", "advance": "block pointers",
+    "make_tensor_descriptor": "tensor descriptors", "load_tensor_descriptor": "tensor descriptors",
+    "store_tensor_descriptor": "tensor descriptors",
+    "atomic_add": "atomics", "atomic_max": "atomics", "atomic_min": "atomics", "atomic_cas": "atomics",
+    "atomic_xchg": "atomics", "atomic_and": "atomics", "atomic_or": "atomics", "atomic_xor": "atomics",
+    "associative_scan": "scans with custom combine functions", "cumprod": "cumprod",
+    "histogram": "histogram", "gather": "gather", "inline_asm_elementwise": "inline assembly",
+    "dot_scaled": "scaled dot", "float8e4b15": "fp8 types", "float8e4b8": "fp8 types",
+    "float8e5b16": "fp8 types",
+}
+
+
+def __getattr__(name):
+    if name in _UNSUPPORTED:
+        raise AttributeError(f"tilejit does not support tl.{name} ({_UNSUPPORTED[name]} are not implemented)"
+                             if _UNSUPPORTED[name].endswith("s") else
+                             f"tilejit does not support tl.{name} ({_UNSUPPORTED[name]} is not implemented)")
+    raise AttributeError(f"module 'tilejit.language' has no attribute '{name}'")
