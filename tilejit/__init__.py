@@ -25,6 +25,7 @@ def __getattr__(name):
     import importlib
     lazy = {"CompilationError": ("tilejit.frontend.errors", "CompilationError"),
             "OutOfBoundsError": ("tilejit.interpreter.errors", "OutOfBoundsError"),
+            "OffsetOverflowError": ("tilejit.interpreter.errors", "OffsetOverflowError"),
             "autotune": ("tilejit.runtime.autotuner", "autotune"),
             "heuristics": ("tilejit.runtime.autotuner", "heuristics"),
             "Config": ("tilejit.runtime.autotuner", "Config"),

@@ -42,3 +42,8 @@ class OutOfBoundsError(InterpreterError, IndexError):
 
 class DeviceAssertError(InterpreterError, AssertionError):
     """``tl.device_assert`` failed in some lane."""
+
+
+class OffsetOverflowError(OutOfBoundsError, OverflowError):
+    """Sanitize mode: int32 arithmetic feeding an address wrapped past 2**31
+    (raised by the checks of ``tilejit.transforms.sanitize``)."""

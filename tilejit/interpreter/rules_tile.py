@@ -180,6 +180,11 @@ def _assert(ctx, op, vals):
     cond = np.asarray(vals[0])
     if not cond.all():
         bad = np.flatnonzero(~np.ravel(cond).astype(bool))
+        from ..transforms.sanitize import overflow_error     # sanitize mode's offset checks
+        err = overflow_error(op, kernel=ctx.func.name, loc=op.loc, program_id=ctx.pid,
+                             detail=f" (first failing lane {int(bad[0])})")
+        if err is not None:
+            raise err
         raise DeviceAssertError(f"device assertion failed: {op.msg} (first failing lane {int(bad[0])})",
                                 kernel=ctx.func.name, loc=op.loc, program_id=ctx.pid)
     return []

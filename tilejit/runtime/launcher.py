@@ -13,6 +13,7 @@ from ..backends import Buffer, LaunchArgs, get_backend
 from .launch import LAUNCH_OPTIONS, binder_for, choose_backend, normalize_grid
 from . import recompile as _recompile
 from .options import get_options
+from .validate import with_sanitize
 
 _EMPTY = inspect.Parameter.empty
 _from_buffer = ctypes.c_char.from_buffer
@@ -111,8 +112,11 @@ class Launcher:
 
     def __call__(self, args, kwargs, grid, warmup=False):
         lopts = ()
+        sanitize = None
         if kwargs and not kwargs.keys() <= self.param_set:
             kwargs = dict(kwargs)
+            if "sanitize" in kwargs and "sanitize" not in self.index:   # sanitize=True: checked variant
+                sanitize = kwargs.pop("sanitize")
             lopts = tuple((k, kwargs.pop(k)) for k in LAUNCH_OPTIONS if k in kwargs)
             for k in ("stream", "device", "warmup"):   # accepted for Triton scripts, no effect here
                 if k not in self.index:
@@ -126,6 +130,8 @@ class Launcher:
             vals = self.bind(args, kwargs)
         keys, values, buffers, consts, device = self.bind_values(vals)
         options = get_options()
+        if sanitize is not None:
+            options = with_sanitize(options, sanitize)
         if options is not self._options:
             self._options = options
             self._opt_token = _OPTION_TOKENS.setdefault(options, len(_OPTION_TOKENS))

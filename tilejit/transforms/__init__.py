@@ -46,6 +46,11 @@ def run_pipeline(func: Function, options=None, dump: Callable[[str, str], None] 
             verify_function(func, where=f"after pass {name!r}")
         if dump is not None:
             dump(name, print_function(func))
+    if getattr(options, "sanitize", False) and pipeline is None:   # int32 offset overflow checks
+        from .sanitize import instrument_offsets
+        func = instrument_offsets(func)
+        if dump is not None:
+            dump("sanitize-offsets", print_function(func))
     if debug:
         roundtrip_check(func, verify=False)
     return func

@@ -111,6 +111,10 @@ class CPUKernel(CompiledKernel):
 
     def _raise(self, err):
         op = self._asserts[err[0] - 1]
+        from ...transforms.sanitize import overflow_error     # sanitize mode's offset checks
+        oe = overflow_error(op, kernel=self.name, loc=op.loc, program_id=(err[1], err[2], err[3]))
+        if oe is not None:
+            raise oe
         msg = op.msg if op.msg else "device assertion failed"
         raise DeviceAssertionError(f"device assertion failed: {msg}", kernel=self.name, loc=op.loc,
                                    program_id=(err[1], err[2], err[3]))
