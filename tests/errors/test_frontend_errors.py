@@ -321,3 +321,14 @@ def test_unsupported_triton_name_is_reported_at_its_use():
     err = compile_error(k)
     assert isinstance(err, AttributeError)
     check_message(err, k, "make_block_ptr", 2, "tl.make_block_ptr")
+
+
+def test_merged_constant_out_of_range():
+    @tilejit.jit
+    def k(x_ptr, n):
+        if n > 0:
+            y = n
+        else:
+            y = 2 ** 40
+        tl.store(x_ptr, y)
+    check_message(compile_error(k), k, "does not fit in int32", 2, "if n > 0")

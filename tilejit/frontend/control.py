@@ -12,7 +12,7 @@ import ast
 
 from ..ir import ops
 from ..ir.core import Block, Region
-from ..ir.types import TileType, int1
+from ..ir.types import TileType, int1, int_range
 from ..language import semantic as sem
 from ..language import semantic_tile as st
 from ..language import standard
@@ -96,7 +96,12 @@ def materialize(value, ty: TileType | None) -> tensor:
         raise TypeError(f"cannot turn compile-time {type(value).__name__} {value!r} into a runtime value")
     if ty is None:
         return sem.to_tensor(value)
-    return sem.scalar_constant(value, ty.element, ty.shape)
+    el = ty.element
+    if el.is_int() and not el.is_bool() and not isinstance(value, float):
+        lo, hi = int_range(el)
+        if not lo <= value <= hi:
+            raise ValueError(f"{value} does not fit in {el}, the type this value has on the other path")
+    return sem.scalar_constant(value, el, ty.shape)
 
 
 def _raw_create(builder, op_cls, slots, attrs, result_types, regions):
