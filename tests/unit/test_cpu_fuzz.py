@@ -46,3 +46,43 @@ def test_random_int_expressions(npdt, program, seed):
     x = rng.integers(info.min, info.max, N, dtype=npdt, endpoint=True)
     y = rng.integers(info.min, info.max, N, dtype=npdt, endpoint=True)
     both(build(dtype_from_numpy(npdt), program), (1,), [x, y, np.zeros(N, npdt)])
+
+
+SHAPE_STEPS = ["trans", "reshape", "bcast_sum", "reduce_max_expand", "add_row"]
+
+
+def build_shapes(steps, R, C):
+    from tilejit.ir.types import int32
+    k = KB("shapes")
+    x, o = k.ptr_arg("x", int32), k.ptr_arg("o", int32)
+    offs = k.bin(ops.AddOp, k.bin(ops.MulOp, k.expand(k.arange(R), 1), k.c(C, int32)),
+                 k.expand(k.arange(C), 0))
+    v = k.load(k.addptr(x, offs))
+    for s in steps:
+        r, c = v.type.shape
+        if s == "trans":
+            v = k.op(ops.TransOp, src=v, perm=(1, 0))
+        elif s == "reshape":
+            v = k.op(ops.ReshapeOp, src=k.op(ops.ReshapeOp, src=v, shape=(r * c,)), shape=(c, r))
+        elif s == "bcast_sum":
+            e = k.op(ops.BroadcastOp, src=k.expand(v, 0), shape=(3, r, c))
+            v = k.reduce(e, "sum", 0)
+        elif s == "reduce_max_expand":
+            m = k.expand(k.reduce(v, "max", 1), 1)                         # (r, 1)
+            v = k.bin(ops.SubOp, v, k.op(ops.BroadcastOp, src=m, shape=(r, c)))
+        else:
+            row = k.expand(k.reduce(v, "xor_sum", 0), 0)                   # (1, c)
+            v = k.bin(ops.AddOp, v, k.op(ops.BroadcastOp, src=row, shape=(r, c)))
+    flat = k.op(ops.ReshapeOp, src=v, shape=(R * C,))
+    k.store(k.addptr(o, k.arange(R * C)), flat)
+    return k.done()
+
+
+@settings(max_examples=int(os.environ.get("TILEJIT_FUZZ_EXAMPLES", "20")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(SHAPE_STEPS), min_size=1, max_size=5),
+       st.sampled_from([(4, 8), (8, 4), (2, 16), (16, 16)]), st.integers(0, 2**32 - 1))
+def test_random_shape_chains(steps, shape, seed):
+    R, C = shape
+    x = np.random.default_rng(seed).integers(-1000, 1000, (R, C)).astype(np.int32)
+    both(build_shapes(steps, R, C), (1,), [x, np.zeros(R * C, np.int32)])
