@@ -165,3 +165,23 @@ def test_scatter_741():
     idx = np.arange(2000)
     ref[idx // 1000, a, idx % 1000] = b
     np.testing.assert_array_equal(res.reshape(2, 196, 1000), ref)
+
+
+@pytest.mark.parametrize("cls", [ops.AddOp, ops.MulOp, ops.TrueDivOp, ops.MaxOp])
+def test_bf16_arith_stored_as_16_bits(cls):
+    from tilejit.ir.types import bfloat16
+    k = KB("bf16")
+    x, y, o, o32 = k.ptr_arg("x", bfloat16), k.ptr_arg("y", bfloat16), k.ptr_arg("o", bfloat16), k.ptr_arg("o32", float32)
+    offs = k.arange(64)
+    r = k.bin(cls, k.load(k.addptr(x, offs)), k.load(k.addptr(y, offs)))
+    k.store(k.addptr(o, offs), r)
+    k.store(k.addptr(o32, offs), k.cast(r, float32))
+    rng = np.random.default_rng(9)
+    f = rng.standard_normal(128).astype(np.float32)
+    bits = (f.view(np.uint32) >> 16).astype(np.uint16)          # exact bf16 values
+    xs, ys = bits[:64].copy(), bits[64:].copy()
+    out = both(k.done(), (1,), [xs, ys, np.zeros(64, np.uint16), np.zeros(64, np.float32)])
+    xf = (xs.astype(np.uint32) << 16).view(np.float32)
+    yf = (ys.astype(np.uint32) << 16).view(np.float32)
+    ref = {ops.AddOp: xf + yf, ops.MulOp: xf * yf, ops.TrueDivOp: xf / yf, ops.MaxOp: np.fmax(xf, yf)}[cls]
+    np.testing.assert_allclose(out[3], ref, rtol=2 ** -8)
