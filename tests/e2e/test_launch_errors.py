@@ -138,3 +138,15 @@ def test_scalar_argument_widths(backend):
     out = np.zeros(64, np.int64)
     axpy_opt[(1,)](x + 1, None, out, 1, 2**40)          # alpha: i64 -> int64 * int64
     assert out[0] == 2**40
+
+
+@tilejit.jit
+def _fill_with_param(x_ptr, num_stages: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, 4), tl.full((4,), num_stages, tl.int32))
+
+
+def test_kernel_parameter_named_like_a_launch_option(backend):
+    """Triton's softmax tutorial names a constexpr `num_stages`: it must reach the kernel."""
+    out = np.zeros(4, np.int32)
+    _fill_with_param[(1,)](out, num_stages=3)
+    np.testing.assert_array_equal(out, [3, 3, 3, 3])

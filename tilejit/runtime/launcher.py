@@ -13,7 +13,7 @@ from ..backends import Buffer, LaunchArgs, get_backend
 from .launch import LAUNCH_OPTIONS, binder_for, choose_backend, normalize_grid
 from . import recompile as _recompile
 from .options import get_options
-from .validate import with_sanitize
+from .validate import check_grid, needs_grid_check, with_sanitize
 
 _EMPTY = inspect.Parameter.empty
 _from_buffer = ctypes.c_char.from_buffer
@@ -117,7 +117,8 @@ class Launcher:
             kwargs = dict(kwargs)
             if "sanitize" in kwargs and "sanitize" not in self.index:   # sanitize=True: checked variant
                 sanitize = kwargs.pop("sanitize")
-            lopts = tuple((k, kwargs.pop(k)) for k in LAUNCH_OPTIONS if k in kwargs)
+            lopts = tuple((k, kwargs.pop(k)) for k in LAUNCH_OPTIONS
+                          if k in kwargs and k not in self.index)   # a kernel parameter wins
             for k in ("stream", "device", "warmup"):   # accepted for Triton scripts, no effect here
                 if k not in self.index:
                     kwargs.pop(k, None)
@@ -155,6 +156,8 @@ class Launcher:
         if g is None:
             g = normalize_grid(grid, self._meta(vals, lopts) if callable(grid) else None, self.name)
         if g[0] and g[1] and g[2]:
+            if needs_grid_check(g):
+                check_grid(g, self.name, backend)
             kernel.launch(g, LaunchArgs(values, buffers, vals), **dict(lopts))
         return kernel
 
@@ -239,9 +242,14 @@ class Launcher:
         return kernel
 
 
+_EQUAL_TO_INTS = (bool, float, np.bool_, np.float32, np.float64)
+
+
 def _constexpr_key(v):
     if type(v).__name__ == "constexpr":
         v = getattr(v, "value", v)
+    if type(v) in _EQUAL_TO_INTS:     # True == 1 == 1.0 hash alike: keep them apart
+        return (type(v).__name__, v)
     try:
         hash(v)
         return v
