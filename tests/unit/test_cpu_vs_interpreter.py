@@ -185,3 +185,21 @@ def test_bf16_arith_stored_as_16_bits(cls):
     yf = (ys.astype(np.uint32) << 16).view(np.float32)
     ref = {ops.AddOp: xf + yf, ops.MulOp: xf * yf, ops.TrueDivOp: xf / yf, ops.MaxOp: np.fmax(xf, yf)}[cls]
     np.testing.assert_allclose(out[3], ref, rtol=2 ** -8)
+
+
+def test_int8_dot_accumulates_in_int32():
+    M, N, K = 8, 16, 32
+    k = KB("idot")
+    pa, pb, pc = k.ptr_arg("a", int8), k.ptr_arg("b", int8), k.ptr_arg("c", int32)
+
+    def grid2(rows, cols):
+        return k.bin(ops.AddOp, k.bin(ops.MulOp, k.expand(k.arange(rows), 1), k.c(cols, int32)),
+                     k.expand(k.arange(cols), 0))
+    d = k.op(ops.DotOp, a=k.load(k.addptr(pa, grid2(M, K))), b=k.load(k.addptr(pb, grid2(K, N))),
+             acc=k.c(0, int32, (M, N)))
+    k.store(k.addptr(pc, grid2(M, N)), d)
+    rng = np.random.default_rng(10)
+    a = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    b = rng.integers(-128, 128, (K, N)).astype(np.int8)
+    c = both(k.done(), (1,), [a, b, np.zeros((M, N), np.int32)])[2]
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
