@@ -13,7 +13,7 @@ from ..backends import Buffer, LaunchArgs, get_backend
 from .launch import LAUNCH_OPTIONS, binder_for, choose_backend, normalize_grid
 from . import recompile as _recompile
 from .options import get_options
-from .validate import check_grid, needs_grid_check, with_sanitize
+from .validate import check_devices, check_grid, needs_grid_check, with_sanitize
 
 _EMPTY = inspect.Parameter.empty
 _from_buffer = ctypes.c_char.from_buffer
@@ -140,6 +140,7 @@ class Launcher:
         if device == "cpu":
             backend = self._backend
         else:
+            check_devices(self.names, self.is_constexpr, vals, keys, self.name)
             backend = choose_backend(options, device)
             if backend != "cuda":
                 raise ValueError(f"{self.name}: CUDA arrays were passed but the backend is "

@@ -20,3 +20,49 @@ def with_sanitize(options, flag) -> object:
     if got is None:
         got = _DERIVED[key] = options.with_(sanitize=flag)
     return got
+
+
+MAX_PROGRAMS = 2**31 - 1         # program ids and num_programs are int32
+CUDA_MAX_YZ = 65535              # CUDA's gridDim.y / gridDim.z limit
+
+
+def needs_grid_check(g) -> bool:
+    """Cheap test run on every launch: could ``g`` (3 ints >= 1) exceed a limit?"""
+    return g[1] > CUDA_MAX_YZ or g[2] > CUDA_MAX_YZ or g[0] * g[1] * g[2] > MAX_PROGRAMS
+
+
+def check_grid(g, name: str, backend: str) -> None:
+    """Raise ValueError when grid ``g`` cannot be launched on ``backend``.
+
+    Every backend: each dimension must fit program ids (int32).  Host backends
+    (interpreter, cpu) number programs with int32 too, so the total must fit.
+    CUDA: x up to 2**31-1, y and z up to 65535 (the hardware's limits)."""
+    if any(d > MAX_PROGRAMS for d in g):
+        raise ValueError(f"{name}: grid {tuple(g)} has a dimension over 2**31-1 "
+                         "(tl.program_id is int32)")
+    if backend == "cuda":
+        if g[1] > CUDA_MAX_YZ or g[2] > CUDA_MAX_YZ:
+            raise ValueError(f"{name}: grid {tuple(g)}: CUDA allows at most {CUDA_MAX_YZ} "
+                             "programs along axes 1 and 2")
+        return
+    total = g[0] * g[1] * g[2]
+    if total > MAX_PROGRAMS:
+        raise ValueError(f"{name}: grid {tuple(g)} has {total} programs; the {backend} backend "
+                         f"runs at most 2**31-1 per launch")
+
+
+def check_devices(names, is_constexpr, vals, keys, name: str) -> None:
+    """Raise ValueError when arrays of one launch live on different devices
+    (called only when some array is not in host memory)."""
+    where = {}
+    it = iter(keys)
+    for n, cx, v in zip(names, is_constexpr, vals):
+        if cx or v is None:
+            continue
+        k = next(it)
+        if isinstance(k[0], str) and k[0].startswith("*") and len(k) > 2:
+            where.setdefault(k[2], n)
+    if len(where) > 1:
+        desc = ", ".join(f"'{arg}' on {dev}" for dev, arg in where.items())
+        raise ValueError(f"{name}: arrays on different devices ({desc}); "
+                         "move them to one device before the launch")
