@@ -10,7 +10,7 @@ which the interpreter and the checking modes use to validate addresses.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 
@@ -23,11 +23,32 @@ class Buffer:
     itemsize: int = 1
 
 
-@dataclass
 class LaunchArgs:
-    values: list
-    buffers: list = field(default_factory=list)
-    keepalive: list = field(default_factory=list)   # objects that own the memory
+    """Bound arguments of one launch.
+
+    ``buffers`` may be given as ``Buffer`` objects or, on the fast launch path, as
+    raw ``(name, address, nbytes, itemsize)`` tuples that become ``Buffer`` objects
+    only when a backend asks (the interpreter and the checking modes do; the
+    compiled fast path does not).
+    """
+
+    __slots__ = ("values", "_buffers", "_raw", "keepalive")
+
+    def __init__(self, values, buffers=None, keepalive=None, raw_buffers=None):
+        self.values = values
+        self._buffers = buffers
+        self._raw = raw_buffers
+        self.keepalive = keepalive if keepalive is not None else []   # owners of the memory
+
+    @property
+    def buffers(self) -> list:
+        if self._buffers is None:
+            self._buffers = [Buffer(*r) for r in (self._raw or ())]
+        return self._buffers
+
+    @buffers.setter
+    def buffers(self, value) -> None:
+        self._buffers = value
 
 
 class CompiledKernel:

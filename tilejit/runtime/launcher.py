@@ -14,6 +14,7 @@ from .launch import LAUNCH_OPTIONS, binder_for, choose_backend, normalize_grid
 from . import recompile as _recompile
 from .options import get_options
 from .validate import check_devices, check_grid, needs_grid_check, with_sanitize
+from .fastpath import make_fast_binder
 
 _EMPTY = inspect.Parameter.empty
 _from_buffer = ctypes.c_char.from_buffer
@@ -83,6 +84,7 @@ class Launcher:
         self._options = None
         self._opt_token = None
         self._backend = None
+        self._fast = None          # generated binder (runtime/fastpath.py), made on first launch
 
     # ------------------------------------------------------------ binding
     def bind(self, args, kwargs) -> list:
@@ -111,6 +113,34 @@ class Launcher:
         return vals
 
     def __call__(self, args, kwargs, grid, warmup=False):
+        """Fast path first: a cached kernel, common argument kinds, a tuple grid."""
+        if (self._fast is not None and not warmup and type(grid) is tuple
+                and get_options() is self._options):
+            nargs = len(args)
+            if not kwargs:
+                vals = args
+            elif nargs < self.nparams and kwargs.keys() == self.tail_sets[nargs]:
+                vals = args + tuple([kwargs[k] for k in self.names[nargs:]])
+            else:
+                vals = None
+            if vals is not None and len(vals) == self.nparams:
+                bound = self._fast(vals)
+                if bound is not None:
+                    keys, consts, values, raw = bound
+                    kernel = self.cache.get((keys, consts, (), self._opt_token, self._backend))
+                    g = _simple_grid(grid)
+                    if kernel is not None and g is not None:
+                        if g[0] and g[1] and g[2]:
+                            if needs_grid_check(g):
+                                check_grid(g, self.name, self._backend)
+                            kernel.launch(g, LaunchArgs(values, None, vals, raw))
+                        return kernel
+        return self.call_general(args, kwargs, grid, warmup)
+
+    def call_general(self, args, kwargs, grid, warmup=False):
+        """Every launch the fast path does not take: binding by the general rules."""
+        if self._fast is None:
+            self._fast = make_fast_binder(self.plan)
         lopts = ()
         sanitize = None
         if kwargs and not kwargs.keys() <= self.param_set:

@@ -1,0 +1,70 @@
+"""The generated fast binder must compute exactly the general path's cache key."""
+import numpy as np
+import pytest
+
+import tilejit
+import tilejit.language as tl
+from tilejit.runtime.fastpath import make_fast_binder
+from tilejit.runtime.launcher import Launcher
+from tilejit.runtime.options import use_options
+
+
+@tilejit.jit
+def _scale(x_ptr, out_ptr, n, factor, BLOCK: tl.constexpr, FLAG: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m) * factor
+    if FLAG:
+        v = v + 1
+    tl.store(out_ptr + offs, v, mask=m)
+
+
+def _general_key(launcher, vals):
+    keys, values, _bufs, consts, _dev = launcher.bind_values(list(vals))
+    return tuple(keys), tuple(consts), values
+
+
+CASES = [
+    lambda x, o: (x, o, 32, 2.0, 16, True),        # n % 16 == 0, aligned arrays
+    lambda x, o: (x, o, 1, 2.0, 16, False),        # n == 1
+    lambda x, o: (x, o, 33, 2.0, 16, 1),           # FLAG=1 (an int, not True)
+    lambda x, o: (x[1:], o[1:], 31, 3.0, 16, 1.0),  # misaligned views, FLAG=1.0
+]
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_fast_binder_matches_general_binding(case):
+    launcher = Launcher(_scale)
+    fast = make_fast_binder(launcher.plan)
+    x = np.arange(64, dtype=np.float32)
+    o = np.zeros_like(x)
+    vals = CASES[case](x, o)
+    keys, consts, values, raw = fast(vals)
+    gkeys, gconsts, gvalues = _general_key(launcher, vals)
+    assert keys == gkeys and consts == gconsts and values == gvalues
+    assert [r[1] for r in raw] == values[:2]
+
+
+def test_fast_binder_declines_unusual_arguments():
+    fast = make_fast_binder(Launcher(_scale).plan)
+    x = np.zeros(8, np.float32)
+    assert fast((x, x, 2 ** 40, 1.0, 16, True)) is None            # i64 scalar
+    assert fast((x, x, 8, 1.0, tl.constexpr(16), True)) is None     # wrapped constexpr
+    assert fast((x, x, None, 1.0, 16, True)) is None                # None argument
+
+
+@pytest.mark.parametrize("backend_name", ["interpreter", "cpu"])
+def test_fast_and_general_paths_give_the_same_results(backend_name):
+    if backend_name not in tilejit.backends.available_backends():
+        pytest.skip("backend not available")
+    with use_options(backend=backend_name, interpret=backend_name == "interpreter"):
+        x = np.random.default_rng(0).random(100).astype(np.float32)
+        results = []
+        for flag in (True, False, True, 1.0):          # 1st: general path; later: fast path
+            o = np.full_like(x, np.nan)
+            _scale[(7,)](x, o, 100, 2.0, BLOCK=16, FLAG=flag)
+            results.append(o)
+        np.testing.assert_array_equal(results[0], x * 2 + 1)
+        np.testing.assert_array_equal(results[1], x * 2)
+        np.testing.assert_array_equal(results[2], results[0])
+        np.testing.assert_array_equal(results[3], results[0])
