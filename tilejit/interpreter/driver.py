@@ -13,6 +13,7 @@ from .errors import InterpreterError
 from .memory import Memory
 from .rules import RULES
 from . import rules_tile  # noqa: F401  (registers the tile rules)
+from . import rules_atomic  # noqa: F401  (registers the atomic rules)
 
 
 class _Return(Exception):

@@ -350,6 +350,66 @@ class StoreOp(Op):
 
 
 # --------------------------------------------------------------------------
+# atomics
+# --------------------------------------------------------------------------
+ATOMIC_RMW_KINDS = ("add", "max", "min", "and", "or", "xor", "xchg")
+ATOMIC_SEMS = ("relaxed", "acquire", "release", "acq_rel")
+ATOMIC_SCOPES = ("gpu", "cta", "sys")
+
+
+class AtomicRMWOp(Op):
+    """Atomic read-modify-write through ``ptr`` (a pointer or tile of pointers) with
+    ``val`` (same shape, the pointee type): ``*p = *p <kind> v`` where ``mask`` holds;
+    the result is the value each lane found in memory (the old value).  Masked-off
+    lanes touch nothing and their result is unspecified.  Lanes of one op are applied
+    one at a time (in lane order on the interpreter), each atomically.  ``kind``:
+    add (wrapping for ints), max/min (signedness from the dtype; for floats NaN
+    handling is unspecified), and/or/xor (ints), xchg (stores ``val``).  ``sem``
+    (relaxed/acquire/release/acq_rel) and ``scope`` (gpu/cta/sys) order the access
+    as in Triton."""
+    name = "tt.atomic_rmw"
+    OPERANDS = ("ptr", "val", "mask?")
+    ATTRS = ("kind", "sem", "scope")
+    ATTR_DEFAULTS = {"sem": "acq_rel", "scope": "gpu"}
+    TRAITS = frozenset({"reads_memory", "writes_memory", "side_effect"})
+
+    @classmethod
+    def infer_types(cls, operands, attrs):
+        pt = operands["ptr"].type
+        return [pt.with_element(pt.element.element)]
+
+    def verify(self):
+        if self.kind not in ATOMIC_RMW_KINDS:
+            raise ValueError(f"unknown atomic kind {self.kind}")
+        if self.sem not in ATOMIC_SEMS or self.scope not in ATOMIC_SCOPES:
+            raise ValueError(f"bad atomic sem/scope {self.sem}/{self.scope}")
+        if self.val.type != self.results[0].type:
+            raise ValueError(f"atomic value type {self.val.type} != {self.results[0].type}")
+
+
+class AtomicCASOp(Op):
+    """Atomic compare-and-swap through ``ptr``: where ``*p == cmp`` (bitwise) store
+    ``val``; the result is the old value.  Lanes in lane order, each atomic."""
+    name = "tt.atomic_cas"
+    OPERANDS = ("ptr", "cmp", "val")
+    ATTRS = ("sem", "scope")
+    ATTR_DEFAULTS = {"sem": "acq_rel", "scope": "gpu"}
+    TRAITS = frozenset({"reads_memory", "writes_memory", "side_effect"})
+
+    @classmethod
+    def infer_types(cls, operands, attrs):
+        pt = operands["ptr"].type
+        return [pt.with_element(pt.element.element)]
+
+    def verify(self):
+        if self.sem not in ATOMIC_SEMS or self.scope not in ATOMIC_SCOPES:
+            raise ValueError(f"bad atomic sem/scope {self.sem}/{self.scope}")
+        t = self.results[0].type
+        if self.val.type != t or self.cmp.type != t:
+            raise ValueError("atomic_cas operand types differ from the pointee type")
+
+
+# --------------------------------------------------------------------------
 # reductions, dot
 # --------------------------------------------------------------------------
 REDUCE_KINDS = ("sum", "max", "min", "argmax", "argmin", "xor_sum")

@@ -290,6 +290,7 @@ class Lowering:
 def lower_function(func, arch: int, num_warps: int = 4, facts=None, vectorize=True):
     """Lower ``func``; returns (LLVM IR text, shared-memory bytes)."""
     from . import rules_elementwise, rules_memory, rules_tiles, rules_reduce, rules_control  # noqa: F401
+    from . import rules_atomic  # noqa: F401
     lw = Lowering(func, arch, num_warps, facts, vectorize)
     text = lw.lower()
     return text, lw.smem_bytes

@@ -1,0 +1,158 @@
+"""Atomics (tl.atomic_*): old values returned, masks, duplicates within a tile, many
+programs racing on the CPU thread pool; a spin lock from atomic_cas/atomic_xchg."""
+import numpy as np
+import pytest
+
+import tilejit
+import tilejit.language as tl
+
+DTYPES = [np.int32, np.int64, np.uint32, np.float32]
+
+
+@tilejit.jit
+def histogram_kernel(x_ptr, hist_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    bins = tl.load(x_ptr + offs, mask=m, other=0)
+    tl.atomic_add(hist_ptr + bins, 1, mask=m)
+
+
+def test_histogram_by_atomic_add(backend, rng):
+    n, nbins = 20000, 16
+    x = rng.integers(0, nbins, n).astype(np.int32)
+    hist = np.zeros(nbins, np.int32)
+    histogram_kernel[(triton_cdiv(n, 256),)](x, hist, n, BLOCK=256)
+    np.testing.assert_array_equal(hist, np.bincount(x, minlength=nbins))
+
+
+def triton_cdiv(a, b):
+    return (a + b - 1) // b
+
+
+@tilejit.jit
+def rmw_kernel(p_ptr, v_ptr, old_ptr, n, KIND: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(v_ptr + offs, mask=m)
+    p = p_ptr + offs
+    if KIND == "add":
+        old = tl.atomic_add(p, v, mask=m)
+    elif KIND == "max":
+        old = tl.atomic_max(p, v, mask=m)
+    elif KIND == "min":
+        old = tl.atomic_min(p, v, mask=m, sem="relaxed")
+    elif KIND == "and":
+        old = tl.atomic_and(p, v, mask=m, scope="gpu")
+    elif KIND == "or":
+        old = tl.atomic_or(p, v, mask=m)
+    elif KIND == "xor":
+        old = tl.atomic_xor(p, v, mask=m)
+    else:
+        old = tl.atomic_xchg(p, v, mask=m)
+    tl.store(old_ptr + offs, old, mask=m)
+
+
+_NP = {"add": np.add, "max": np.maximum, "min": np.minimum, "and": np.bitwise_and,
+       "or": np.bitwise_or, "xor": np.bitwise_xor, "xchg": lambda a, b: b}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("kind", list(_NP))
+def test_rmw_kinds(backend, rng, kind, dtype):
+    if np.dtype(dtype).kind == "f" and kind in ("and", "or", "xor"):
+        pytest.skip("bitwise atomics are integer-only")
+    n, block = 50, 64
+    if np.dtype(dtype).kind == "f":
+        p0 = rng.standard_normal(block).astype(dtype)
+        v = rng.standard_normal(block).astype(dtype)
+    else:
+        hi = 1000 if np.dtype(dtype).kind == "u" else 500
+        lo = 0 if np.dtype(dtype).kind == "u" else -500
+        p0 = rng.integers(lo, hi, block).astype(dtype)
+        v = rng.integers(lo, hi, block).astype(dtype)
+    p = p0.copy()
+    old = np.zeros(block, dtype)
+    rmw_kernel[(1,)](p, v, old, n, KIND=kind, BLOCK=block)
+    np.testing.assert_array_equal(old[:n], p0[:n])
+    np.testing.assert_array_equal(p[:n], _NP[kind](p0[:n], v[:n]).astype(dtype))
+    np.testing.assert_array_equal(p[n:], p0[n:])          # masked lanes untouched
+
+
+@tilejit.jit
+def rowmax_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=-float("inf"))
+    tl.atomic_max(out_ptr, tl.max(x, axis=0))              # scalar pointer, scalar value
+    tl.atomic_min(out_ptr + 1 + offs % 4, x, mask=offs < n_cols)   # duplicates in one tile
+
+
+def test_atomic_max_min_many_programs(backend, rng):
+    x = rng.standard_normal((64, 100)).astype(np.float32)
+    out = np.array([-np.inf, np.inf, np.inf, np.inf, np.inf], np.float32)
+    rowmax_kernel[(64,)](x, out, 100, BLOCK=128)
+    assert out[0] == x.max()
+    np.testing.assert_array_equal(out[1:], [x[:, j::4].min() for j in range(4)])
+
+
+@tilejit.jit
+def cas_kernel(p_ptr, cmp_ptr, val_ptr, old_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    old = tl.atomic_cas(p_ptr + offs, tl.load(cmp_ptr + offs), tl.load(val_ptr + offs))
+    tl.store(old_ptr + offs, old)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_atomic_cas_tile(backend, rng, dtype):
+    block = 32
+    p0 = rng.integers(0, 4, block).astype(dtype)
+    cmp = rng.integers(0, 4, block).astype(dtype)
+    val = rng.integers(10, 20, block).astype(dtype)
+    p, old = p0.copy(), np.zeros(block, dtype)
+    cas_kernel[(1,)](p, cmp, val, old, BLOCK=block)
+    np.testing.assert_array_equal(old, p0)
+    np.testing.assert_array_equal(p, np.where(p0 == cmp, val, p0))
+
+
+@tilejit.jit
+def locked_accumulate(lock_ptr, count_ptr, acc_ptr, x_ptr, BLOCK: tl.constexpr):
+    """Every program adds its row into one shared row under a spin lock (a non-atomic
+    read-modify-write), as Triton's layer-norm backward tutorial does."""
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + pid * BLOCK + offs)
+    while tl.atomic_cas(lock_ptr, 0, 1) == 1:
+        pass
+    count = tl.load(count_ptr)
+    if count == 0:
+        tl.atomic_xchg(count_ptr, 1)
+    else:
+        x += tl.load(acc_ptr + offs)
+    tl.store(acc_ptr + offs, x)
+    tl.debug_barrier()
+    tl.atomic_xchg(lock_ptr, 0)
+
+
+def test_spin_lock(backend, rng):
+    rows, block = 200, 32
+    x = rng.integers(-100, 100, (rows, block)).astype(np.int32)
+    lock, count = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    acc = np.full(block, 12345, np.int32)
+    locked_accumulate[(rows,)](lock, count, acc, x, BLOCK=block)
+    np.testing.assert_array_equal(acc, x.sum(0))
+    assert lock[0] == 0 and count[0] == 1
+
+
+@tilejit.jit
+def add_fp32_kernel(out_ptr, x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.atomic_add(out_ptr + offs % 8, x, mask=offs < n)
+
+
+def test_atomic_add_float_sum(backend, rng):
+    n = 4000
+    x = rng.integers(-8, 8, n).astype(np.float32)          # exact in any order
+    out = np.zeros(8, np.float32)
+    add_fp32_kernel[(triton_cdiv(n, 128),)](out, x, n, BLOCK=128)
+    np.testing.assert_array_equal(out, [x[j::8].sum() for j in range(8)])

@@ -1,0 +1,70 @@
+"""``tt.atomic_rmw`` / ``tt.atomic_cas`` on NVPTX: one LLVM ``atomicrmw``/``cmpxchg`` on
+the global pointer per owned slot (NVPTX selects ``atom.global.*``; float max/min and
+anything without an instruction become a CAS loop).  A scalar atomic is done by
+thread 0; when the layout replicates elements (a scalar, or a tile smaller than
+the CTA) the owner's old value reaches the other copies through shared memory."""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir import ops
+from ..llvm.atomics import emit_cas, emit_rmw
+from . import types as T
+from .lowering import RULES, Tile
+from .rules_memory import _masked_value
+
+
+def _conds(lw, lay, masks):
+    """Per slot: i1 (or None) for 'this thread performs the atomic of this slot'."""
+    if lay is None:
+        first = lw.b.icmp_unsigned("==", lw.tid, lw.i32(0))
+        return [first if masks[0] is None else lw.b.and_(masks[0], first)]
+    out = []
+    for s, m in enumerate(masks):
+        own = lw.owned(lay, s)
+        out.append(m if own is None else (own if m is None else lw.b.and_(m, own)))
+    return out
+
+
+def _share(lw, lay, conds, olds, el):
+    """Old values of replicated slots from the thread that performed the atomic."""
+    if lay is not None and lay.exact:
+        return olds
+    mty, size = T.mem_type(el), T.mem_size(el)
+    n = 1 if lay is None else lay.numel
+    base = lw.smem(n * size)
+    lw.barrier()
+    idx = [lw.i32(0)] if lay is None else [lw.elem_index(lay, s) for s in range(len(olds))]
+    for c, i, v in zip(conds, idx, olds):
+        addr = lw.smem_addr(base, lw.b.mul(i, lw.i32(size)))
+        lw.guarded(c, lambda a=addr, v=v: lw.b.store(v, a))
+    lw.barrier()
+    return [lw.b.load(lw.smem_addr(base, lw.b.mul(i, lw.i32(size))), typ=mty) for i in idx]
+
+
+def _lower(lw, op, per_slot, masks):
+    ptile = lw.get(op.ptr)
+    el = op.result.type.element
+    lay = ptile.layout
+    conds = _conds(lw, lay, masks)
+    zero = T.const(el, 0)
+    olds = [_masked_value(lw, c, lambda s=s: per_slot(s), zero) for s, c in enumerate(conds)]
+    return [Tile(_share(lw, lay, conds, olds, el), lay)]
+
+
+@RULES.register(ops.AtomicRMWOp)
+def _atomic_rmw(lw, op):
+    el = op.result.type.element
+    ptrs = lw.get(op.ptr).regs
+    vals = lw.get(op.val).regs
+    masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
+    return _lower(lw, op, lambda s: emit_rmw(lw.b, op.kind, el, ptrs[s], vals[s], op.sem), masks)
+
+
+@RULES.register(ops.AtomicCASOp)
+def _atomic_cas(lw, op):
+    el = op.result.type.element
+    ptrs = lw.get(op.ptr).regs
+    cmps, vals = lw.get(op.cmp).regs, lw.get(op.val).regs
+    return _lower(lw, op, lambda s: emit_cas(lw.b, el, ptrs[s], cmps[s], vals[s], op.sem),
+                  [None] * len(ptrs))

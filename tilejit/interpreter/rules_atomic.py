@@ -1,0 +1,85 @@
+"""Interpreter rules for ``tt.atomic_rmw`` and ``tt.atomic_cas``.
+
+Programs run one at a time, so atomicity is free; lanes are applied in lane order
+(a lane sees the writes of the lanes before it: duplicate addresses accumulate).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import ops
+from . import numerics as nm
+from .rules import RULES
+from .rules_tile import _masked_lanes, _oob
+
+
+def _combine(kind, el, old, val):
+    """The new memory value of one rmw (storage dtype in, storage dtype out)."""
+    if kind == "xchg":
+        return val
+    if el.kind == "float":
+        o = nm.decode(old, el).astype(nm.compute_dtype(el))
+        v = nm.decode(val, el).astype(nm.compute_dtype(el))
+        fn = {"add": np.add, "max": np.fmax, "min": np.fmin}[kind]
+        return nm.encode(np.asarray(fn(o, v)), el)
+    fn = {"add": np.add, "max": np.maximum, "min": np.minimum, "and": np.bitwise_and,
+          "or": np.bitwise_or, "xor": np.bitwise_xor}[kind]
+    return np.asarray(fn(old, val)).astype(old.dtype)
+
+
+def _flat(v, shape):
+    return np.ravel(v) if np.shape(v) == tuple(shape) else np.ravel(np.broadcast_to(v, shape))
+
+
+def _run_lanes(ctx, op, ptr, lanes_fn, mask):
+    """Shared driver: ``lanes_fn(old_flat, lane_indices) -> new_flat`` per group of
+    lanes with distinct addresses (in lane order); returns the old values."""
+    pt = op.ptr.type
+    pointee = pt.element.element
+    shape = pt.shape
+    addrs, lanes = _masked_lanes(ptr, mask)
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    out = np.zeros(n, dtype=nm.storage(pointee))
+    if addrs.size:
+        fail = _oob(ctx, op, lanes, pointee)
+        idx = np.arange(addrs.size) if lanes is None else lanes
+        if np.unique(addrs).size == addrs.size:
+            groups = [np.arange(addrs.size)]
+        else:
+            groups = [np.array([i]) for i in range(addrs.size)]
+        for g in groups:
+            a = addrs[g]
+            old = np.asarray(ctx.memory.load(a, pointee, fail))
+            new = lanes_fn(old, idx[g])
+            ctx.memory.store(a, new, pointee, fail)
+            out[idx[g]] = old
+    out = out.reshape(shape)
+    return [out if shape else out[()]]
+
+
+@RULES.register(ops.AtomicRMWOp)
+def _atomic_rmw(ctx, op, vals):
+    ptr, val = vals[0], vals[1]
+    mask = vals[2] if op.mask is not None else None
+    el = op.ptr.type.element.element
+    shape = op.ptr.type.shape
+    flatv = _flat(val, shape)
+    return _run_lanes(ctx, op, ptr, lambda old, li: _combine(op.kind, el, old, flatv[li]), mask)
+
+
+@RULES.register(ops.AtomicCASOp)
+def _atomic_cas(ctx, op, vals):
+    ptr, cmp, val = vals
+    el = op.ptr.type.element.element
+    shape = op.ptr.type.shape
+    flatc, flatv = _flat(cmp, shape), _flat(val, shape)
+
+    def new(old, li):
+        c = flatc[li]
+        same = old.view(_bits(old)) == np.asarray(c).astype(old.dtype).view(_bits(old))
+        return np.where(same, flatv[li], old)
+    return _run_lanes(ctx, op, ptr, new, None)
+
+
+def _bits(a):
+    return {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize]
