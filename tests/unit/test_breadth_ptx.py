@@ -9,6 +9,7 @@ import tilejit
 from tilejit.backends.cuda import target as tgt
 
 from tests.e2e import test_atomics as A
+from tests.e2e import test_block_pointers as B
 
 needs_ptxas = pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
 
@@ -29,6 +30,11 @@ CASES = {
             r"atom(\.\w+)*\.cas\.b32"),
     "spin_lock": (A.locked_accumulate, {0: "*i32", 1: "*i32", 2: "*i32", 3: "*i32"}, {"BLOCK": 32},
                   r"atom(\.\w+)*\.exch\.b32"),
+    "bp_matmul": (B.bp_matmul_kernel, {i: ("*fp32" if i < 3 else "i32") for i in range(12)},
+                  {"BM": 16, "BN": 16, "BK": 16}, None),
+    "bp_copy_nan": (B.copy_block_kernel, {i: ("*fp32" if i < 2 else "i32") for i in range(8)},
+                    {"PAD": "nan", "BM": 16, "BN": 8}, None),
+    "tensor_desc": (B.desc_kernel, {0: "*fp32", 1: "*fp32", 2: "i32", 3: "i32"}, {"BM": 16, "BN": 8}, None),
 }
 
 

@@ -117,6 +117,11 @@ def flatten(value):
             leaves.extend(sub_leaves)
             defs.append(sub_def)
         return leaves, ("tuple", tuple(defs))
+    split = getattr(value, "_tj_flatten", None)
+    if split is not None:          # aggregates such as block pointers: (static key, children)
+        key, children = split()
+        leaves, defs = flatten(tuple(children))
+        return leaves, (("obj", type(value), key), defs[1])
     return [value], None
 
 
@@ -126,5 +131,8 @@ def unflatten(treedef, leaves):
     def build(d):
         if d is None:
             return next(it)
-        return tuple(build(x) for x in d[1])
+        children = tuple(build(x) for x in d[1])
+        if d[0] != "tuple":
+            return d[0][1]._tj_unflatten(d[0][2], children)
+        return children
     return build(treedef)

@@ -194,16 +194,26 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
          eviction_policy="", volatile=False):
     """Load from ``pointer`` (a pointer or tile of pointers).  Lanes where ``mask`` is
     false read nothing and yield ``other`` (0 when absent), cast to the pointee type."""
+    from .blockptr import block_ptr, load_block
+    if isinstance(pointer, block_ptr):
+        if mask is not None or other is not None:
+            raise ValueError("`mask` and `other` cannot be used with a block pointer (use boundary_check)")
+        return load_block(pointer, boundary_check, padding_option, cache_modifier, eviction_policy, volatile)
     if boundary_check or padding_option:
-        raise ValueError("block pointers (boundary_check, padding_option) are not supported")
+        raise ValueError("boundary_check and padding_option need a block pointer (tl.make_block_ptr)")
     return st.load(pointer, mask, other, cache_modifier, eviction_policy, volatile)
 
 
 @builtin
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
     """Store ``value`` (broadcast and cast to the pointee type) where ``mask`` holds."""
+    from .blockptr import block_ptr, store_block
+    if isinstance(pointer, block_ptr):
+        if mask is not None:
+            raise ValueError("`mask` cannot be used with a block pointer (use boundary_check)")
+        return store_block(pointer, value, boundary_check, cache_modifier, eviction_policy)
     if boundary_check:
-        raise ValueError("block pointers (boundary_check) are not supported")
+        raise ValueError("boundary_check needs a block pointer (tl.make_block_ptr)")
     return st.store(pointer, value, mask, cache_modifier, eviction_policy)
 
 

@@ -1,0 +1,228 @@
+"""Block pointers (``tl.make_block_ptr``, ``tl.advance``) and tensor descriptors
+(``tl.make_tensor_descriptor``), desugared into pointer tiles and masks.
+
+A block pointer is a compile-time aggregate of runtime scalars (base pointer,
+shape, strides, offsets) plus the static block shape and order; it flows through
+``if``/loops like a tuple of its scalars.  ``tl.load(bp, boundary_check=(0, 1),
+padding_option="zero")`` becomes a ``tt.load`` of ``base + sum_d (offset_d +
+arange(block_d)) * stride_d`` (int64 offsets) masked by ``0 <= index_d < shape_d``
+for the checked dims; no new IR ops are involved.
+"""
+from __future__ import annotations
+
+from ..ir.types import int1, int64
+from . import core
+from . import semantic as sem
+from . import semantic_tile as st
+from .core import builtin, tensor
+
+_PADDING = ("", None, "zero", "nan")
+
+
+def _scalar_int(x, what):
+    x = core._unwrap(x)
+    if isinstance(x, tensor):
+        if x.shape or not x.dtype.is_int():
+            raise TypeError(f"{what} must be integer scalars, got {x.type}")
+        return x
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise TypeError(f"{what} must be integers, got {x!r}")
+    return x
+
+
+def _ints(values, what, rank=None):
+    values = core._unwrap(values)
+    if not isinstance(values, (list, tuple)):
+        values = [values]
+    out = tuple(_scalar_int(v, what) for v in values)
+    if rank is not None and len(out) != rank:
+        raise ValueError(f"expected {rank} {what}, got {len(out)}")
+    return out
+
+
+def _add(a, b):
+    if not isinstance(a, tensor) and not isinstance(b, tensor):
+        return a + b
+    return sem.add(a, b)
+
+
+class block_ptr:  # noqa: N801  (Triton's spelling of the type name)
+    """A pointer to a block of a strided tensor (see module docstring)."""
+
+    def __init__(self, base, shape, strides, offsets, block_shape, order):
+        self.base, self.shape, self.strides, self.offsets = base, shape, strides, offsets
+        self.block_shape, self.order = tuple(block_shape), tuple(order)
+
+    # frontend aggregate protocol (tilejit.frontend.astutil.flatten)
+    def _tj_flatten(self):
+        r = len(self.block_shape)
+        return (self.block_shape, self.order, r), (self.base,) + self.shape + self.strides + self.offsets
+
+    @classmethod
+    def _tj_unflatten(cls, key, children):
+        block_shape, order, r = key
+        base, rest = children[0], children[1:]
+        return cls(base, rest[:r], rest[r:2 * r], rest[2 * r:], block_shape, order)
+
+    @property
+    def dtype(self):
+        return self.base.dtype
+
+    def __repr__(self):
+        return f"block_ptr<{self.base.dtype}, block {list(self.block_shape)}>"
+
+
+def make_block_ptr_impl(base, shape, strides, offsets, block_shape, order):
+    base = core._unwrap(base)
+    if not isinstance(base, tensor) or base.shape or not base.dtype.is_ptr():
+        raise TypeError("make_block_ptr's base must be a scalar pointer")
+    block_shape = st.validate_block_shape(core._unwrap(block_shape), "block_shape")
+    r = len(block_shape)
+    shape, strides = _ints(shape, "shape", r), _ints(strides, "strides", r)
+    offsets = _ints(offsets, "offsets", r)
+    order = tuple(core._unwrap(o) for o in core._unwrap(order)) if order is not None else tuple(range(r))
+    if sorted(order) != list(range(r)):
+        raise ValueError(f"order must be a permutation of 0..{r - 1}, got {list(order)}")
+    return block_ptr(base, shape, strides, offsets, block_shape, order)
+
+
+def _to64(x, shape=None):
+    t = sem.to_tensor(x) if not isinstance(x, tensor) else x
+    t = sem.cast(t, int64) if t.dtype != int64 else t
+    return t
+
+
+def _dim_index(offset, n, d, rank):
+    """int64 tile shaped for broadcasting along dim ``d``: offset + arange(n)."""
+    idx = sem.add(_to64(offset), sem.cast(st.arange(0, n), int64))
+    for _ in range(d):
+        idx = st.expand_dims(idx, 0)
+    for _ in range(rank - d - 1):
+        idx = st.expand_dims(idx, len(idx.shape))
+    return idx
+
+
+def block_pointers_and_mask(bp, boundary_check):
+    """(pointer tile, mask or None) addressed by ``bp`` with ``boundary_check`` dims."""
+    rank = len(bp.block_shape)
+    check = sorted({int(core._unwrap(d)) % rank for d in (boundary_check or ())})
+    ptrs, mask = bp.base, None
+    for d in range(rank):
+        idx = _dim_index(bp.offsets[d], bp.block_shape[d], d, rank)
+        ptrs = sem.add(ptrs, sem.mul(idx, _to64(bp.strides[d])))
+        if d in check:
+            m = sem.logical_and(sem.compare(idx, 0, "ge"), sem.compare(idx, _to64(bp.shape[d]), "lt"))
+            mask = m if mask is None else sem.logical_and(mask, m)
+    ptrs = st.broadcast_impl_shape(ptrs, bp.block_shape)
+    if mask is not None:
+        mask = st.broadcast_impl_shape(mask, bp.block_shape)
+    return ptrs, mask
+
+
+def load_block(bp, boundary_check, padding_option, cache="", evict="", volatile=False):
+    if padding_option not in _PADDING:
+        raise ValueError(f"padding_option must be 'zero' or 'nan', got {padding_option!r}")
+    ptrs, mask = block_pointers_and_mask(bp, boundary_check)
+    other = None
+    if mask is not None and padding_option == "nan":
+        if not bp.dtype.element.is_floating():
+            raise ValueError("padding_option='nan' needs a floating-point block pointer")
+        other = float("nan")
+    elif mask is not None:
+        other = 0
+    return st.load(ptrs, mask, other, cache, evict, volatile)
+
+
+def store_block(bp, value, boundary_check, cache="", evict=""):
+    ptrs, mask = block_pointers_and_mask(bp, boundary_check)
+    value = sem.to_tensor(value)
+    if value.shape and tuple(value.shape) != bp.block_shape:
+        value = st.broadcast_impl_shape(value, bp.block_shape)
+    return st.store(ptrs, value, mask, cache, evict)
+
+
+@builtin
+def make_block_ptr(base, shape, strides, offsets, block_shape, order):
+    """A block pointer to the ``block_shape`` block at ``offsets`` of the tensor at ``base``
+    with ``shape`` and ``strides`` (in elements).  Load and store it with ``tl.load`` /
+    ``tl.store`` (``boundary_check`` dims are masked, ``padding_option`` fills them)."""
+    return make_block_ptr_impl(base, shape, strides, offsets, block_shape, order)
+
+
+@builtin
+def advance(base, offsets):
+    """The block pointer ``base`` moved by ``offsets`` (one per dimension)."""
+    if not isinstance(base, block_ptr):
+        raise TypeError("tl.advance needs a block pointer made by tl.make_block_ptr")
+    offsets = _ints(offsets, "offsets", len(base.block_shape))
+    return block_ptr(base.base, base.shape, base.strides,
+                     tuple(_add(a, b) for a, b in zip(base.offsets, offsets)), base.block_shape, base.order)
+
+
+class tensor_descriptor:  # noqa: N801
+    """A device-side tensor descriptor (``tl.make_tensor_descriptor``): loads and stores
+    of ``block_shape`` blocks at given offsets, out-of-bounds elements masked
+    (loads read zero, or NaN with ``padding_option="nan"``)."""
+
+    def __init__(self, base, shape, strides, block_shape, padding):
+        self.base, self.shape, self.strides = base, shape, strides
+        self.block_shape, self.padding = tuple(block_shape), padding
+
+    def _tj_flatten(self):
+        r = len(self.block_shape)
+        return (self.block_shape, self.padding, r), (self.base,) + self.shape + self.strides
+
+    @classmethod
+    def _tj_unflatten(cls, key, children):
+        block_shape, padding, r = key
+        return cls(children[0], children[1:1 + r], children[1 + r:], block_shape, padding)
+
+    @property
+    def dtype(self):
+        return self.base.dtype.element
+
+    def _bp(self, offsets):
+        offsets = _ints(offsets, "offsets", len(self.block_shape))
+        return block_ptr(self.base, self.shape, self.strides, offsets, self.block_shape,
+                         tuple(range(len(self.block_shape))))
+
+    @builtin
+    def load(self, offsets):
+        """The block at ``offsets`` (out-of-bounds elements padded)."""
+        return load_block(self._bp(offsets), range(len(self.block_shape)), self.padding)
+
+    @builtin
+    def store(self, offsets, value):
+        """Store ``value`` into the block at ``offsets`` (out-of-bounds elements skipped)."""
+        return store_block(self._bp(offsets), value, range(len(self.block_shape)))
+
+
+@builtin
+def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero"):
+    """A tensor descriptor for the tensor at ``base`` with ``shape`` and ``strides``
+    (elements) moving ``block_shape`` blocks (``desc.load(offsets)``, ``desc.store(offsets, v)``)."""
+    base = core._unwrap(base)
+    if not isinstance(base, tensor) or base.shape or not base.dtype.is_ptr():
+        raise TypeError("make_tensor_descriptor's base must be a scalar pointer")
+    block_shape = st.validate_block_shape(core._unwrap(block_shape), "block_shape")
+    r = len(block_shape)
+    if padding_option not in ("zero", "nan"):
+        raise ValueError(f"padding_option must be 'zero' or 'nan', got {padding_option!r}")
+    return tensor_descriptor(base, _ints(shape, "shape", r), _ints(strides, "strides", r), block_shape,
+                             padding_option)
+
+
+@builtin
+def load_tensor_descriptor(desc, offsets):
+    """``desc.load(offsets)``."""
+    return load_block(desc._bp(offsets), range(len(desc.block_shape)), desc.padding)
+
+
+@builtin
+def store_tensor_descriptor(desc, offsets, value):
+    """``desc.store(offsets, value)``."""
+    return store_block(desc._bp(offsets), value, range(len(desc.block_shape)))
+
+
+__all__ = ["block_ptr", "make_block_ptr", "advance", "tensor_descriptor", "make_tensor_descriptor",
+           "load_tensor_descriptor", "store_tensor_descriptor"]
