@@ -32,6 +32,7 @@ class Facts:
     def __init__(self, func: Function, grid, state: dict):
         self.func = func
         self.grid = grid
+        self.grid_bound = None           # set by analyze() when a bound was assumed
         self._state = state
 
     def fact(self, v: Value) -> Fact:
@@ -91,10 +92,11 @@ class _Lattice:
 class _Context:
     """What transfer rules see: operand facts, the grid, use lists."""
 
-    def __init__(self, solver: Solver, func: Function, grid):
+    def __init__(self, solver: Solver, func: Function, grid, grid_bound=None):
         self.solver = solver
         self.func = func
         self.grid = grid
+        self.grid_bound = grid_bound
         self._uses = None
 
     def fact(self, v: Value) -> Fact:
@@ -123,13 +125,19 @@ def _transfer(ctx: _Context):
     return transfer
 
 
-def analyze(func: Function, grid=None) -> Facts:
+def analyze(func: Function, grid=None, grid_bound=None) -> Facts:
     """Ranges and axis info of every value of ``func``; ``grid`` (up to 3 ints)
-    bounds the program ids when given."""
+    is the launch grid when given.  ``grid_bound`` (up to 3 ints, missing axes 1)
+    is used when ``grid`` is None: the claims then hold for every launch whose grid
+    is at most ``grid_bound`` on each axis (a backend checks that at launch)."""
+    if grid_bound is not None:
+        grid_bound = tuple(int(x) for x in grid_bound) + (1,) * (3 - len(tuple(grid_bound)))
     solver = Solver(_Lattice, None)
-    ctx = _Context(solver, func, grid)
+    ctx = _Context(solver, func, grid, grid_bound)
     solver.transfer = _transfer(ctx)
-    return Facts(func, grid, solver.run(func))
+    facts = Facts(func, grid, solver.run(func))
+    facts.grid_bound = grid_bound if grid is None else None
+    return facts
 
 
 def facts_of_type(ty: TileType, rng, info: AxisInfo) -> Fact:

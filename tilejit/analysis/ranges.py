@@ -187,16 +187,22 @@ def _grid_dim(ctx, axis):
     return int(g[axis])
 
 
+def _grid_bound(ctx, axis) -> int:
+    """Largest number of programs along ``axis`` (a grid bound, else int32's)."""
+    bound = getattr(ctx, "grid_bound", None)
+    return (1 << 31) - 1 if bound is None else max(1, min(int(bound[axis]), (1 << 31) - 1))
+
+
 @RANGE_RULES.register(ops.ProgramIdOp)
 def _program_id(op, ctx):
     n = _grid_dim(ctx, op.axis)
-    return [(0, (1 << 31) - 1) if n is None else (0, max(0, n - 1))]
+    return [(0, _grid_bound(ctx, op.axis) - 1) if n is None else (0, max(0, n - 1))]
 
 
 @RANGE_RULES.register(ops.NumProgramsOp)
 def _num_programs(op, ctx):
     n = _grid_dim(ctx, op.axis)
-    return [(1, (1 << 31) - 1) if n is None else (n, n)]
+    return [(1, _grid_bound(ctx, op.axis)) if n is None else (n, n)]
 
 
 @RANGE_RULES.register(ops.SplatOp, ops.BroadcastOp, ops.ExpandDimsOp, ops.ReshapeOp,

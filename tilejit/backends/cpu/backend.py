@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from .. import Backend, CompiledKernel, register_backend
 from ..llvm import binding
 from .codegen import CHUNK, build_module
+from .vectorize import GRID_BOUND, choose_facts
 from .sanitize import EXTRA_SLOTS, OOB_BASE, buffer_table, raise_oob
 from .runner import (BIG_FRAME, ArgBuffer, DeviceAssertionError, arg_format, chunk_function,
                      coerce_values, default_threads, run_on_worker, run_parallel)
@@ -77,8 +78,14 @@ class CPUKernel(CompiledKernel):
         self._busy = threading.Lock()
         self.num_threads = num_threads or default_threads()
 
+    grid_bound = None        # (bx, by, bz) the code was compiled under (vectorize.py)
+    _general = None          # () -> the variant compiled without a grid bound
+
     def launch(self, grid, args, **launch_options):
         gx, gy, gz = grid
+        gb = self.grid_bound
+        if gb is not None and (gx > gb[0] or gy > gb[1] or gz > gb[2]):
+            return self._general().launch(grid, args, **launch_options)
         n = gx * gy * gz
         if n <= 0:
             return
@@ -130,22 +137,26 @@ class CPUBackend(Backend):
     def is_available(self) -> bool:
         return True
 
-    def compile(self, func, options) -> CPUKernel:
-        key = (options.sanitize, options.vectorize, options.num_threads, options.dump_dir)
+    def compile(self, func, options, bounded: bool = True) -> CPUKernel:
+        """``bounded``: the analysis may assume vectorize.GRID_BOUND programs per axis
+        (the kernel then checks every launch's grid against it)."""
+        key = (options.sanitize, options.vectorize, options.num_threads, options.dump_dir,
+               GRID_BOUND if bounded else None)
         per_func = self._cache.get(func)
         if per_func is not None and key in per_func:
             return per_func[key]
         with _COMPILE_LOCK:          # LLVM contexts are not shared across threads safely
-            kernel = self._compile(func, options)
+            kernel = self._compile(func, options, bounded)
         with self._lock:
             self._cache.setdefault(func, {})[key] = kernel
         return kernel
 
-    def _compile(self, func, options) -> CPUKernel:
+    def _compile(self, func, options, bounded=True) -> CPUKernel:
         tm = binding.host_target_machine()
         _ensure_libm()
+        facts, bound = choose_facts(func, options, allow_bound=bounded)
         module, asserts = build_module(func, options, triple=tm.triple,
-                                       data_layout=binding.data_layout_of(tm))
+                                       data_layout=binding.data_layout_of(tm), facts=facts)
         llir = str(module)
         # parse + optimize + JIT; the optimized IR and the object code come from the
         # disk cache when an earlier process compiled the same module (runtime/cache.py)
@@ -155,6 +166,9 @@ class CPUBackend(Backend):
         kernel = CPUKernel(func, engine, addr, asserts, llir, llir_opt, options.num_threads,
                            module.frame_bytes)
         kernel._accesses, kernel.sanitize = module.accesses, bool(options.sanitize)
+        if bound is not None:        # launches beyond the bound run the unbounded variant
+            kernel.grid_bound = bound
+            kernel._general = lambda: self.compile(func, options, bounded=False)
         return kernel     # stage dumps (TILEJIT_DUMP_DIR) are written by the runtime from .asm
 
 

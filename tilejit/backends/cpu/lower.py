@@ -43,6 +43,7 @@ class ProgramContext:
         self.args_ptr = None
         self.pid = self.nprog = None
         self.return_block = None
+        self.facts = None                # analysis facts driving vector accesses (vectorize.py)
 
     @property
     def b(self) -> ir.IRBuilder:

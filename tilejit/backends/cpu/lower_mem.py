@@ -6,7 +6,8 @@ LLVM's loop vectorizer if-converts into masked vector loads/stores or gathers.
 
 ``access_width(ctx, op)`` is the plug-in point for analysis-driven vector
 accesses (contiguity/divisibility facts from ``tilejit.analysis``): it returns the
-number of consecutive lanes one access may cover.  It returns 1 today.
+number of consecutive lanes one access may cover; wider accesses are lowered by
+``vectorize.py`` (vector loads/stores, one predicate per group).
 """
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from ..llvm.types import from_storage, storage_type, to_storage, zero_of, value_
 from .lower import RULES, elem_of
 from .sanitize import emit_check
 from .tiles import COST_LOAD, LazyTile, Tile, linear_index, merge_masks, strides_of, versioned
+from .vectorize import lower_vector_load, lower_vector_store, plan_of
 
 
 def access_width(ctx, op) -> int:
-    """Consecutive lanes one access of ``op`` may cover (1: per-lane accesses)."""
-    return 1
+    """Consecutive lanes one access of ``op`` may cover (1: per-lane accesses),
+    from the analysis facts of the function (``vectorize.plan_of``)."""
+    return plan_of(ctx, op).width
 
 
 def _align(dt) -> int:
@@ -78,7 +81,9 @@ def _load(ctx, op):
     if op.result.type.is_scalar:
         ctx.set(op.result, emit_masked_load(ctx, ptr, mask, other, dt, op))
         return
-    assert access_width(ctx, op) == 1
+    if access_width(ctx, op) > 1:
+        lower_vector_load(ctx, op, plan_of(ctx, op))
+        return
 
     strides = strides_of(op.result.type.shape)
 
@@ -103,7 +108,9 @@ def _store(ctx, op):
     if op.ptr.type.is_scalar:
         emit_masked_store(ctx, ptr, val, mask, dt, op)
         return
-    assert access_width(ctx, op) == 1
+    if access_width(ctx, op) > 1:
+        lower_vector_store(ctx, op, plan_of(ctx, op))
+        return
 
     strides = strides_of(op.ptr.type.shape)
 
