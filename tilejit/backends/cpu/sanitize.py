@@ -78,17 +78,9 @@ def buffer_table(buffers):
 
 
 def describe(addr, buffers) -> str:
-    """Where ``addr`` lies relative to the nearest buffer."""
-    best = None
-    for buf in buffers:
-        d = addr - (buf.address + buf.nbytes) if addr >= buf.address else buf.address - addr
-        if best is None or d < best[0]:
-            best = (d, buf)
-    if best is None:
-        return "no buffers were passed"
-    d, buf = best
-    where = "past its end" if addr >= buf.address else "before its start"
-    return f"{d} bytes {where} of '{buf.name}' ({buf.nbytes} bytes at {buf.address:#x})"
+    """Where ``addr`` lies relative to the nearest buffer (the interpreter's words)."""
+    from ...interpreter.memory import Memory
+    return Memory(buffers).nearest(addr)
 
 
 def raise_oob(kernel, record, buffers):
@@ -96,6 +88,8 @@ def raise_oob(kernel, record, buffers):
     code, x, y, z, lane, addr = record
     op = kernel._accesses[code - OOB_BASE]
     what = "load" if op.name == "tt.load" else "store"
-    msg = (f"out-of-bounds {what} at address {addr:#x} (lane {lane}): {describe(addr, buffers)}")
+    elem = op.result.type.element if what == "load" else op.value.type.element
+    msg = (f"out-of-bounds {what} of {elem} at address {addr:#x} (lane {lane}): "
+           f"{describe(addr, buffers)}")
     raise OutOfBoundsError(msg, kernel=kernel.name, loc=op.loc, program_id=(x, y, z),
                            lane=lane, address=addr)
