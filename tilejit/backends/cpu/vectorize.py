@@ -120,23 +120,23 @@ def _lanes(ctx, idx, width):
     return out
 
 
-def _vector_of(ctx, rep, lanes, ety, conv=None):
+def _vector_of(ctx, rep, lanes, ety, conv=None, name=""):
     """``<len(lanes) x ety>`` from the lanes of ``rep`` (a tile or a scalar)."""
     b = ctx.b
     if not isinstance(rep, Tile):
-        return _splat(b, conv(rep) if conv else rep, len(lanes))
+        return _splat(b, conv(rep) if conv else rep, len(lanes), name)
     vec = ir.Constant(ir.VectorType(ety, len(lanes)), ir.Undefined)
     for j, li in enumerate(lanes):
         e = rep.elem(ctx, li)
-        vec = b.insert_element(vec, conv(e) if conv else e, ir.Constant(I64, j))
+        vec = b.insert_element(vec, conv(e) if conv else e, ir.Constant(I64, j), name=name)
     return vec
 
 
-def _splat(b, v, n):
+def _splat(b, v, n, name=""):
     vty = ir.VectorType(v.type, n)
     one = b.insert_element(ir.Constant(vty, ir.Undefined), v, ir.Constant(I64, 0))
     return b.shuffle_vector(one, ir.Constant(vty, ir.Undefined),
-                            ir.Constant(ir.VectorType(ir.IntType(32), n), [0] * n))
+                            ir.Constant(ir.VectorType(ir.IntType(32), n), [0] * n), name=name)
 
 
 def _group_base(ctx, idx, width):
@@ -183,19 +183,19 @@ def lower_vector_load(ctx, op, plan: VecPlan) -> None:
         p = _elem(ctx, ptr, idx)
         dst = b.gep(buf, [linear_index(ctx, idx, strides)], source_etype=sty)
         if _known_true(ctx, mask):
-            v = b.load(p, typ=vty)
+            v = b.load(p, typ=vty, name="vld")
             v.align = plan.align
             b.store(v, dst).align = buf_align
         elif plan.lane_mask:
             lanes = _lanes(ctx, idx, W)
             mvec = _vector_of(ctx, mask, lanes, I1)
             fn = _masked_intrinsic(ctx, "load", vty, [p.type, mvec.type, vty], vty)
-            v = b.call(fn, [p, mvec, fill(lanes)])
+            v = b.call(fn, [p, mvec, fill(lanes)], name="vld")
             b.store(v, dst).align = buf_align
         else:
             with b.if_else(_elem(ctx, mask, idx)) as (then, otherwise):
                 with then:
-                    v = b.load(p, typ=vty)
+                    v = b.load(p, typ=vty, name="vld")
                     v.align = plan.align
                     b.store(v, dst).align = buf_align
                 with otherwise:
@@ -224,15 +224,15 @@ def lower_vector_store(ctx, op, plan: VecPlan) -> None:
         p = _elem(ctx, ptr, idx)
         lanes = _lanes(ctx, idx, W)
         if _known_true(ctx, mask):
-            b.store(_vector_of(ctx, val, lanes, sty, lambda e: to_storage(b, e, dt)), p).align = plan.align
+            b.store(_vector_of(ctx, val, lanes, sty, lambda e: to_storage(b, e, dt), "vst.val"), p).align = plan.align
         elif plan.lane_mask:
             mvec = _vector_of(ctx, mask, lanes, I1)
-            v = _vector_of(ctx, val, lanes, sty, lambda e: to_storage(b, e, dt))
+            v = _vector_of(ctx, val, lanes, sty, lambda e: to_storage(b, e, dt), "vst.val")
             fn = _masked_intrinsic(ctx, "store", vty, [vty, p.type, mvec.type], ir.VoidType())
             b.call(fn, [v, p, mvec])
         else:
             with b.if_then(_elem(ctx, mask, idx)):
-                b.store(_vector_of(ctx, val, lanes, sty, lambda e: to_storage(b, e, dt)), p).align = plan.align
+                b.store(_vector_of(ctx, val, lanes, sty, lambda e: to_storage(b, e, dt), "vst.val"), p).align = plan.align
     masks = merge_masks(ptr, val, mask) + ((mask,) if isinstance(mask, Tile) else ())
     versioned(ctx, masks, lambda: ctx.loop_nest(tuple(shape[:-1]) + (shape[-1] // W,), body))
 
