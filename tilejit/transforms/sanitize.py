@@ -102,7 +102,7 @@ def _check_after(op: Op, sym: str) -> list[Op]:
     exact = b.value(type(op), lhs=lhs, rhs=rhs, loc=loc)
     got = b.value(ops.CastOp, src=op.result, to=int64, loc=loc)
     ok = b.value(ops.CmpOp, lhs=exact, rhs=got, pred="eq", loc=loc)
-    msg = (f"{MARKER}: int32 '{sym}' wrapped past 2**31 in arithmetic that feeds an address "
+    msg = (f"{MARKER}: '{sym}' wrapped past 2**31 in arithmetic that feeds an address "
            "(compute the offset in int64, e.g. x.to(tl.int64))")
     chk = b.create(ops.DeviceAssertOp, cond=ok, msg=msg, loc=loc)
     made = [lhs.op, rhs.op, exact.op, got.op, ok.op, chk]
