@@ -224,3 +224,26 @@ def test_int64_offsets_and_non_address_arithmetic_are_not_checked():
             wide_offsets[(1,)](x, y, 65536, 65536, BLOCK=8, sanitize=True)
     assert not isinstance(ei.value, tilejit.OffsetOverflowError)
     assert ei.value.address == x.ctypes.data + 4 * 2**32
+
+
+@tilejit.jit
+def histogram(idx_ptr, hist_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    bins = tl.load(idx_ptr + offs, mask=m, other=0)
+    tl.atomic_add(hist_ptr + bins, 1, mask=m)
+
+
+def test_atomic_out_of_bounds_is_caught():
+    idx = np.array([0, 1, 2, 3, 1, 1], np.int32)
+    hist = np.zeros(4, np.int32)
+    with _cpu():
+        histogram[(1,)](idx, hist, 6, BLOCK=8, sanitize=True)
+        np.testing.assert_array_equal(hist, [1, 3, 1, 1])
+        idx[4] = 4                                        # one past the last bin
+        with pytest.raises(tilejit.OutOfBoundsError) as ei:
+            histogram[(1,)](idx, hist, 6, BLOCK=8, sanitize=True)
+    e = ei.value
+    assert e.lane == 4 and e.address == hist.ctypes.data + 16
+    assert "tt.atomic_rmw" in str(e) and "nearest buffer 'hist_ptr'" in str(e)
+    assert f":{_line(histogram, 'tl.atomic_add')}" in str(e)

@@ -87,8 +87,8 @@ def raise_oob(kernel, record, buffers):
     from ...interpreter.errors import OutOfBoundsError
     code, x, y, z, lane, addr = record
     op = kernel._accesses[code - OOB_BASE]
-    what = "load" if op.name == "tt.load" else "store"
-    elem = op.result.type.element if what == "load" else op.value.type.element
+    what = {"tt.load": "load", "tt.store": "store"}.get(op.name, op.name)
+    elem = (op.value if op.name == "tt.store" else op.result).type.element
     msg = (f"out-of-bounds {what} of {elem} at address {addr:#x} (lane {lane}): "
            f"{describe(addr, buffers)}")
     raise OutOfBoundsError(msg, kernel=kernel.name, loc=op.loc, program_id=(x, y, z),
