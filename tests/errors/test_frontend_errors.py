@@ -287,16 +287,16 @@ def test_launch_reports_compilation_error():
 
 
 @tilejit.jit
-def _mul_plus_combine(a, b):
-    return a * b + 1
+def _pair_combine(a, b):
+    return a * b + 1, a
 
 
-def test_reduce_with_unsupported_combine():
+def test_reduce_with_combine_returning_too_many_values():
     @tilejit.jit
     def k(x_ptr, n):
         x = tl.load(x_ptr + tl.arange(0, 16))
-        tl.store(x_ptr, tl.reduce(x, 0, _mul_plus_combine))
-    check_message(compile_error(k), k, "unsupported combine function _mul_plus_combine", 3, "tl.reduce(")
+        tl.store(x_ptr, tl.reduce(x, 0, _pair_combine))
+    check_message(compile_error(k), k, "the combine function returned 2 values for 1 inputs", 3, "tl.reduce(")
 
 
 def test_error_keeps_the_original_exception_class():
@@ -316,11 +316,11 @@ def test_error_keeps_the_original_exception_class():
 def test_unsupported_triton_name_is_reported_at_its_use():
     @tilejit.jit
     def k(x_ptr, n):
-        p = tl.make_block_ptr(x_ptr, (n,), (1,), (0,), (16,), (0,))
-        tl.store(p, 0.0)
+        p = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [n], dtype=tl.int32, is_pure=True, pack=1)
+        tl.store(x_ptr, p)
     err = compile_error(k)
     assert isinstance(err, AttributeError)
-    check_message(err, k, "make_block_ptr", 2, "tl.make_block_ptr")
+    check_message(err, k, "inline_asm_elementwise", 2, "tl.inline_asm_elementwise")
 
 
 def test_merged_constant_out_of_range():

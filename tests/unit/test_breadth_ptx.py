@@ -10,6 +10,7 @@ from tilejit.backends.cuda import target as tgt
 
 from tests.e2e import test_atomics as A
 from tests.e2e import test_block_pointers as B
+from tests.e2e import test_scans as S
 
 needs_ptxas = pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
 
@@ -34,6 +35,13 @@ CASES = {
                   {"BM": 16, "BN": 16, "BK": 16}, None),
     "bp_copy_nan": (B.copy_block_kernel, {i: ("*fp32" if i < 2 else "i32") for i in range(8)},
                     {"PAD": "nan", "BM": 16, "BN": 8}, None),
+    "scan_affine": (S.scan_kernel, {0: "*i32", 1: "*i32", 2: "*i32"},
+                    {"R": 4, "C": 16, "AXIS": 1, "REVERSE": True, "MODE": "affine"}, None),
+    "cumprod": (S.float_scan_kernel, {0: "*fp32", 1: "*fp32"}, {"N": 64}, None),
+    "user_reduce": (S.user_reduce_kernel, {0: "*fp32", 1: "*fp32", 2: "*i32", 3: "*fp32"},
+                    {"R": 8, "C": 32}, None),
+    "histogram_builtin": (S.histogram_builtin_kernel, {0: "*i32", 1: "*i32", 2: "i32"},
+                          {"N": 128, "BINS": 16}, None),
     "tensor_desc": (B.desc_kernel, {0: "*fp32", 1: "*fp32", 2: "i32", 3: "i32"}, {"BM": 16, "BN": 8}, None),
 }
 

@@ -19,6 +19,7 @@ from ..ir import ops
 from ..ir.core import Block, Loc
 from ..ir.types import DType, PointerType, TileType
 from ..language import standard
+from ..language import scan as lang_scan
 from ..language import semantic as sem
 from ..language.core import TypeView, constexpr, is_builtin, tensor
 from ..runtime.jit import JITFunction
@@ -375,6 +376,10 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             if getattr(fn, "__self__", None) is not None:
                 args = [fn.__self__, *args]
             return self.call_reduce(*args, **kwargs)
+        if getattr(fn, "__func__", fn) is lang_scan.associative_scan:
+            if getattr(fn, "__self__", None) is not None:
+                args = [fn.__self__, *args]
+            return self.call_scan(*args, **kwargs)
         if is_builtin(fn) or isinstance(getattr(fn, "__self__", None), tensor):
             return norm(fn(*args, **kwargs))
         if not callable(fn):
@@ -387,23 +392,50 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         return norm(fn(*args, **kwargs))
 
     def call_reduce(self, input, axis, combine_fn, keep_dims=False):
-        """``tl.reduce`` with a recognised combine function (sum, max, min, xor)."""
-        input = sem.to_tensor(input)
+        """``tl.reduce``: a combine function computing a + b, a ^ b, max or min becomes a
+        ``tt.reduce``; any other (and tuple inputs) a pairwise tree of inlined calls."""
         if not isinstance(combine_fn, JITFunction):
             raise TypeError("tl.reduce's combine_fn must be a @tilejit.jit function")
+        from ..language import semantic_tile as st
+        if isinstance(input, (tuple, list)):
+            return lang_scan.reduce_tree(tuple(input), axis, self._combiner(combine_fn), keep_dims)
+        input = sem.to_tensor(input)
+        kind = self._known_combine(input, combine_fn)
+        if kind is not None:
+            return st.reduce(input, axis, kind, keep_dims)
+        return lang_scan.reduce_tree((input,), axis, self._combiner(combine_fn), keep_dims)[0]
+
+    def _known_combine(self, input, combine_fn):
+        """The tt.reduce kind ``combine_fn`` computes on two scalars of input's dtype, or None."""
         scratch = Block([TileType(input.dtype), TileType(input.dtype)])
         a, b = (tensor(v) for v in scratch.args)
-        with self.builder.at_end(scratch):
-            r = norm(self.call_jit(combine_fn, [a, b], {}))
+        try:
+            with self.builder.at_end(scratch):
+                r = norm(self.call_jit(combine_fn, [a, b], {}))
+        except CompilationError:
+            return None
         op = r.handle.op if isinstance(r, tensor) else None
         kinds = {ops.AddOp: "sum", ops.XorOp: "xor_sum", ops.MaxOp: "max", ops.MinOp: "min"}
         kind = kinds.get(type(op))
-        if kind is None or op.parent is not scratch or {id(v) for v in op.operands} != {id(a.handle), id(b.handle)} \
-                or r.type != TileType(input.dtype):
-            raise ValueError(f"tl.reduce: unsupported combine function {combine_fn.__name__}; tilejit supports "
-                             "combine functions computing a + b, a ^ b, tl.maximum(a, b) or tl.minimum(a, b)")
-        from ..language import semantic_tile as st
-        return st.reduce(input, axis, kind, keep_dims)
+        if kind is None or op.parent is not scratch or len(scratch.ops) != 1 \
+                or {id(v) for v in op.operands} != {id(a.handle), id(b.handle)} or r.type != TileType(input.dtype):
+            return None
+        return kind
+
+    def _combiner(self, combine_fn):
+        """``combine(a: tuple, b: tuple) -> tuple`` inlining the @jit ``combine_fn``."""
+        def combine(a, b):
+            r = norm(self.call_jit(combine_fn, [*a, *b], {}))
+            return tuple(norm(x) for x in r) if isinstance(r, (tuple, list)) else (r,)
+        return combine
+
+    def call_scan(self, input, axis, combine_fn, reverse=False):
+        """``tl.associative_scan`` with a user @jit combine function (tuples too)."""
+        if not isinstance(combine_fn, JITFunction):
+            raise TypeError("tl.associative_scan's combine_fn must be a @tilejit.jit function")
+        if isinstance(input, (tuple, list)):
+            return lang_scan.scan(tuple(input), axis, self._combiner(combine_fn), bool(norm(reverse)))
+        return lang_scan.scan((input,), axis, self._combiner(combine_fn), bool(norm(reverse)))[0]
 
     def call_jit(self, fn, args, kwargs):
         """Inline a call to another ``@jit`` function: its body is visited with the

@@ -1,0 +1,182 @@
+"""Reductions and scans with arbitrary combine functions, composed from existing ops.
+
+* ``reduce_tree``: a pairwise tree along the axis (reshape to ``(n/2, 2)``, split,
+  combine) — ``log2(n)`` applications of the combine function, O(n) work, exact
+  data movement (split is an xor reduction over the bit patterns).
+* ``scan``: element ``j`` of an inclusive scan is the tree reduction of the
+  elements ``0..j``; all ``n`` prefixes are reduced at once over an ``n x n`` tile
+  whose lanes carry a "valid" flag (no identity element is needed, so any
+  associative combine works).  O(n^2) work.  ``reverse`` flips, scans, flips back
+  (as Triton does).
+* ``histogram``: counts by comparison against every bin (O(n * bins)).
+
+Combine functions here are Python callables ``combine(a: tuple, b: tuple) -> tuple``;
+the frontend wraps a user ``@jit`` function into one.
+"""
+from __future__ import annotations
+
+from ..ir.types import int1, int32
+from . import core
+from . import semantic as sem
+from . import semantic_tile as st
+from .core import builtin, tensor
+
+
+def _as_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _check_inputs(inputs, what):
+    inputs = tuple(sem.to_tensor(x) for x in inputs)
+    if not inputs:
+        raise ValueError(f"{what} needs at least one input")
+    shape = inputs[0].shape
+    for x in inputs:
+        if x.shape != shape:
+            raise ValueError(f"{what}: all inputs must have the same shape, got {[list(i.shape) for i in inputs]}")
+        if x.dtype.is_ptr():
+            raise TypeError(f"{what} of a tile of pointers is not supported")
+    return inputs
+
+
+def _apply(combine, a, b, like):
+    """``combine(a, b)`` with each result cast/broadcast to the matching input's type."""
+    out = _as_tuple(combine(a, b))
+    if len(out) != len(like):
+        raise ValueError(f"the combine function returned {len(out)} values for {len(like)} inputs")
+    fixed = []
+    for r, ref in zip(out, like):
+        r = sem.to_tensor(r)
+        if r.dtype != ref.dtype:
+            r = sem.cast(r, ref.dtype)
+        if r.shape != ref.shape:
+            r = st.broadcast_impl_shape(r, ref.shape)
+        fixed.append(r)
+    return tuple(fixed)
+
+
+def _split_last(x):
+    if x.dtype.is_bool():
+        lo, hi = st.split(sem.cast(x, int32))
+        return sem.cast(lo, int1), sem.cast(hi, int1)
+    return st.split(x)
+
+
+def _to_scalar(x):
+    """The one element of a shape-(1,) tile as a scalar (an exact xor reduction)."""
+    from ..ir import ops
+    if x.dtype.is_bool():
+        return sem.cast(_to_scalar(sem.cast(x, int32)), int1)
+    ity = st._int_of(x.dtype)
+    bits = x if x.dtype == ity else sem.bitcast(x, ity)
+    r = sem._emit(ops.ReduceOp, src=bits.handle, kind="xor_sum", axis=0)
+    return r if x.dtype == ity else sem.bitcast(r, x.dtype)
+
+
+def _norm_axis(axis, rank, what):
+    axis = core._unwrap(axis)
+    if not isinstance(axis, int) or isinstance(axis, bool) or not -rank <= axis < rank:
+        raise ValueError(f"invalid {what} axis {axis!r} for a tensor of rank {rank}")
+    return axis % rank
+
+
+def reduce_tree(inputs, axis, combine, keep_dims=False):
+    """Reduce the tuple ``inputs`` along ``axis`` (None: all) with ``combine``; returns a tuple."""
+    inputs = _check_inputs(inputs, "reduce")
+    rank = len(inputs[0].shape)
+    if rank == 0:
+        return inputs
+    if axis is None:
+        flat = tuple(st.reshape(x, (x.numel,)) for x in inputs)
+        out = reduce_tree(flat, 0, combine)
+        return tuple(st.reshape(o, (1,) * rank) for o in out) if keep_dims else out
+    axis = _norm_axis(axis, rank, "reduction")
+    perm = tuple(d for d in range(rank) if d != axis) + (axis,)
+    xs = tuple(st.permute(x, perm) for x in inputs)
+    lead = xs[0].shape[:-1]
+    n = xs[0].shape[-1]
+    while n > 1:
+        pairs = [_split_last(st.reshape(x, lead + (n // 2, 2))) for x in xs]
+        los, his = tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+        xs = _apply(combine, los, his, los)
+        n //= 2
+    out = tuple(st.reshape(x, lead) if lead else _to_scalar(x) for x in xs)
+    if keep_dims:
+        out = tuple(st.expand_dims(o, axis) for o in out)
+    return out
+
+
+def scan(inputs, axis, combine, reverse=False):
+    """Inclusive scan of the tuple ``inputs`` along ``axis`` with ``combine``; returns a tuple."""
+    inputs = _check_inputs(inputs, "associative_scan")
+    rank = len(inputs[0].shape)
+    if rank == 0:
+        raise ValueError("associative_scan needs a tile")
+    axis = _norm_axis(axis, rank, "scan")
+    if reverse:
+        flipped = tuple(st.flip(x, axis) for x in inputs)
+        return tuple(st.flip(o, axis) for o in scan(flipped, axis, combine, False))
+    shape = inputs[0].shape
+    n = shape[axis]
+    if n == 1:
+        return inputs
+    shape2 = shape[:axis] + (n, n) + shape[axis + 1:]
+    wide = tuple(st.broadcast_impl_shape(st.expand_dims(x, axis), shape2) for x in inputs)
+    valid = sem.compare(st._axis_index(shape2, axis + 1), st._axis_index(shape2, axis), "le")
+
+    def flagged(a, b):
+        va, vb = a[0], b[0]
+        both = sem.logical_and(va, vb)
+        res = _apply(combine, a[1:], b[1:], a[1:])
+        vals = tuple(st.where(both, r, st.where(va, x, y)) for r, x, y in zip(res, a[1:], b[1:]))
+        return (sem.logical_or(va, vb),) + vals
+    out = reduce_tree((valid,) + wide, axis + 1, flagged)
+    return out[1:]
+
+
+def _scan_dtype(x):
+    dt = st.sum_dtype(x.dtype)
+    x = sem.cast(x, dt) if dt is not None else x
+    return sem.cast(x, int32) if x.dtype.is_bool() else x
+
+
+@core.tensor_member
+@builtin
+def cumprod(input, axis=0, reverse=False):
+    """Inclusive prefix product along ``axis`` (narrow ints accumulate in 32 bits)."""
+    x = _scan_dtype(sem.to_tensor(input))
+    return scan((x,), axis, lambda a, b: (sem.mul(a[0], b[0]),), reverse)[0]
+
+
+@core.tensor_member
+@builtin
+def associative_scan(input, axis, combine_fn, reverse=False):
+    """Inclusive scan of ``input`` (a tensor or a tuple of tensors of one shape) along
+    ``axis`` with ``combine_fn``, a ``@jit`` function taking two sets of values and
+    returning one (it must be associative).  ``reverse`` scans from the end."""
+    raise RuntimeError("tl.associative_scan is compiled by the frontend and cannot be called here")
+
+
+@core.tensor_member
+@builtin
+def histogram(input, num_bins, mask=None):
+    """int32 counts of the values ``0 .. num_bins-1`` in the 1-d integer tile ``input``
+    (other values, and lanes where ``mask`` is false, are not counted)."""
+    x = sem.to_tensor(input)
+    if len(x.shape) != 1 or not x.dtype.is_int():
+        raise TypeError(f"histogram needs a 1-d integer tile, got {x.type}")
+    num_bins = core._unwrap(num_bins)
+    st.validate_block_shape((num_bins,), "num_bins")
+    n = x.shape[0]
+    xs = st.broadcast_impl_shape(st.expand_dims(x, 1), (n, num_bins))
+    bins = st.broadcast_impl_shape(st.expand_dims(st.arange(0, num_bins), 0), (n, num_bins))
+    hit = sem.compare(xs, sem.cast(bins, x.dtype) if x.dtype != int32 else bins, "eq")
+    if mask is not None:
+        m = sem.to_tensor(mask)
+        m = m if m.dtype.is_bool() else sem.cast(m, int1)
+        hit = sem.logical_and(hit, st.broadcast_impl_shape(st.expand_dims(st.broadcast_impl_shape(m, (n,)), 1),
+                                                            (n, num_bins)))
+    return st.reduce(sem.cast(hit, int32), 0, "sum")
+
+
+__all__ = ["reduce_tree", "scan", "cumprod", "associative_scan", "histogram"]
