@@ -247,3 +247,47 @@ def test_atomic_out_of_bounds_is_caught():
     assert e.lane == 4 and e.address == hist.ctypes.data + 16
     assert "tt.atomic_rmw" in str(e) and "nearest buffer 'hist_ptr'" in str(e)
     assert f":{_line(histogram, 'tl.atomic_add')}" in str(e)
+
+
+# ---------------------------------------------------------------- agreement with the interpreter
+@tilejit.jit
+def strided_gather(x_ptr, y_ptr, n, stride, shift, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs * stride + shift, mask=m, other=-1.0)
+    tl.store(y_ptr + offs + shift, v, mask=m)
+
+
+def _verdict(backend_name, size_x, size_y, n, stride, shift, grid):
+    x = np.arange(size_x, dtype=np.float32)
+    y = np.zeros(size_y, np.float32)
+    opts = dict(backend=backend_name, interpret=backend_name == "interpreter", num_threads=1)
+    try:
+        with use_options(**opts):
+            strided_gather[(grid,)](x, y, n, stride, shift, BLOCK=8, sanitize=True)
+    except tilejit.OutOfBoundsError as e:
+        which = "load" if "load" in str(e) else "store"
+        buf = x if which == "load" else y
+        outside = not buf.ctypes.data <= e.address <= buf.ctypes.data + buf.nbytes - 4
+        return ("oob", which, outside, e.program_id[0] < grid and 0 <= e.lane < 8)
+    return ("ok", y.tolist())
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=int(__import__("os").environ.get("TILEJIT_FUZZ_EXAMPLES", "25")),
+          deadline=None)
+@given(size_x=st.integers(1, 40), size_y=st.integers(1, 40), n=st.integers(0, 40),
+       stride=st.integers(-2, 3), shift=st.integers(-4, 4), grid=st.integers(1, 5))
+def test_compiled_checks_agree_with_the_interpreter(size_x, size_y, n, stride, shift, grid):
+    """Same verdict; each report names a real bad access; same memory when none.
+    (Which bad access comes first may differ: compiled code runs a load and the
+    store that consumes it lane by lane, the interpreter op by op.)"""
+    a = _verdict("interpreter", size_x, size_y, n, stride, shift, grid)
+    b = _verdict("cpu", size_x, size_y, n, stride, shift, grid)
+    assert a[0] == b[0], (a, b)
+    if a[0] == "oob":
+        assert a[2:] == (True, True) and b[2:] == (True, True), (a, b)
+    else:
+        assert a[1] == b[1]
