@@ -291,3 +291,18 @@ def test_compiled_checks_agree_with_the_interpreter(size_x, size_y, n, stride, s
         assert a[2:] == (True, True) and b[2:] == (True, True), (a, b)
     else:
         assert a[1] == b[1]
+
+
+def test_offset_checks_reach_every_backend_ahead_of_time():
+    """tilejit.compile(options=Options(sanitize=True)): the overflow checks are IR, so
+    the CUDA backend gets them too (a trap; no GPU needed to see it in the PTX)."""
+    sig = {"y_ptr": "*fp32", "row": "i32", "stride": "i32"}
+    on = tilejit.compile(fill_rows, signature=sig, constexprs={"BLOCK": 8}, target="cuda:90",
+                         options=Options(sanitize=True))
+    off = tilejit.compile(fill_rows, signature=sig, constexprs={"BLOCK": 8}, target="cuda:90",
+                          options=Options())
+    assert "trap;" in on.asm["ptx"] and "trap;" not in off.asm["ptx"]
+    cpu = tilejit.compile(fill_rows, signature=sig, constexprs={"BLOCK": 8}, target="cpu",
+                          options=Options(sanitize=True))
+    assert "tj_inbounds" in cpu.asm["llir"]
+    assert [op.msg for op in cpu.func.walk() if op.name == "tt.assert"][0].startswith("int32 offset")

@@ -32,7 +32,7 @@ def _arg_types(fn, signature):
     return out
 
 
-def build(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=()):
+def build(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=(), options=None):
     """Build the canonicalised tile IR for ``fn`` specialised as given.
     Returns (func, stages) where stages maps stage names to text."""
     from ..frontend import build_ir
@@ -49,7 +49,7 @@ def build(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=()
     except ImportError:
         return func, stages
     from .options import get_options
-    func = run_pipeline(func, get_options())
+    func = run_pipeline(func, options or get_options())
     stages["ttir_opt"] = _print(func)
     return func, stages
 
@@ -79,7 +79,7 @@ def compile(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=
     if isinstance(fn, Function):
         func, stages = fn, {"ttir": _print(fn)}
     else:
-        func, stages = build(fn, signature, constexprs, divisible_by_16, equal_to_1)
+        func, stages = build(fn, signature, constexprs, divisible_by_16, equal_to_1, options)
     kind, _, arch = str(target).partition(":")
     if kind == "cuda":
         func.attrs["target"] = f"cuda:{arch}" if arch else "cuda"
