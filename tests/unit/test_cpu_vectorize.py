@@ -21,7 +21,7 @@ from tilejit.transforms import run_pipeline
 from test_analysis_regressions import K741_TYPES, k741_plain, k741_reassigned
 
 VLOAD = re.compile(r"%\"?vld[.\w]*\"? = (?:load|call) <(\d+) x (\w+)>")
-VSTORE = re.compile(r"vst\.val|llvm\.masked\.store")
+VSTORE = re.compile(r"!tilejit\.vst|llvm\.masked\.store")
 
 
 def compile_ir(jitfn, types, constexprs, spec=None, **opts):

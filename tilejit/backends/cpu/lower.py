@@ -160,7 +160,11 @@ def _elementwise(ctx, op):
     def fn(c, idx):
         return lower_elementwise(c.b, op, [elem_of(c, r, idx) for r in reps], in_dtypes,
                                  out_t.element)
-    ctx.define(op, LazyTile(out_t.shape, out_t.element, fn, cost, merge_masks(*reps)))
+    tile = LazyTile(out_t.shape, out_t.element, fn, cost, merge_masks(*reps))
+    if ctx.facts is not None:           # whole lane groups as vector code (vectorize.py)
+        from .vectorize import attach_elementwise_vec
+        attach_elementwise_vec(tile, op, reps, in_dtypes, out_t.element)
+    ctx.define(op, tile)
 
 
 # --------------------------------------------------------------------------

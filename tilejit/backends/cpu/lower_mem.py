@@ -81,10 +81,6 @@ def _load(ctx, op):
     if op.result.type.is_scalar:
         ctx.set(op.result, emit_masked_load(ctx, ptr, mask, other, dt, op))
         return
-    if access_width(ctx, op) > 1:
-        lower_vector_load(ctx, op, plan_of(ctx, op))
-        return
-
     strides = strides_of(op.result.type.shape)
 
     def fn(c, idx):
@@ -96,6 +92,9 @@ def _load(ctx, op):
         return emit_masked_load(c, p, elem_of(c, mask, idx), o, dt, op, lane)
     cost = COST_LOAD + sum(r.cost for r in (ptr, mask, other) if isinstance(r, Tile))
     masks = merge_masks(ptr, other, mask) + ((mask,) if isinstance(mask, Tile) else ())
+    if access_width(ctx, op) > 1:       # vector loads (lazy: whole groups in the consumer)
+        lower_vector_load(ctx, op, plan_of(ctx, op), fn, cost, masks)
+        return
     ctx.define(op, LazyTile(op.result.type.shape, dt, fn, cost, masks))
 
 

@@ -145,6 +145,12 @@ def _group_base(ctx, idx, width):
     return tuple(idx[:-1]) + (start,)
 
 
+def _mark(ctx, inst):
+    """Tag a vector store (``!tilejit.vst``) so tests can find it in the LLVM IR."""
+    inst.set_metadata("tilejit.vst", ctx.module.add_metadata([]))
+    return inst
+
+
 def _masked_intrinsic(ctx, name, vty, args_tys, ret):
     fname = f"llvm.masked.{name}.{type_suffix(vty)}.p0"
     return declare(ctx.module, fname, ret, args_tys)
@@ -155,20 +161,143 @@ def _known_true(ctx, mask) -> bool:
         (not isinstance(mask, Tile) and isinstance(mask, ir.Constant) and mask.constant in (1, True))
 
 
+# ---------------------------------------------------------------- lane groups as vectors
+_VEC_OPS = (ops.AddOp, ops.SubOp, ops.MulOp, ops.AndOp, ops.OrOp, ops.XorOp)
+
+
+def _plain(dt) -> bool:
+    """Register type == storage type (no bool bytes, no bf16 bits)."""
+    return not isinstance(dt, PointerType) and dt.kind in ("int", "uint", "float") and dt.name != "bf16"
+
+
+def vec_of(ctx, rep, idx, width):
+    """``<width x T>`` of lanes ``idx .. idx+width-1`` (last dim) of ``rep`` computed
+    as vector code, or None (the caller then assembles the lanes one by one)."""
+    if not isinstance(rep, Tile):
+        return _splat(ctx.b, rep, width)
+    f = getattr(rep, "vec", None)
+    return f(ctx, idx, width) if f is not None else None
+
+
+def attach_elementwise_vec(tile, op, reps, in_dtypes, out_dtype):
+    """Let an elementwise lazy tile compute whole lane groups (plain arithmetic only)."""
+    from ..llvm.scalar import lower_elementwise
+    if not isinstance(op, _VEC_OPS) or not all(_plain(d) for d in list(in_dtypes) + [out_dtype]):
+        return
+    if isinstance(op, (ops.AndOp, ops.OrOp, ops.XorOp)) and out_dtype.kind == "float":
+        return
+
+    def vec(c, idx, width):
+        args = [vec_of(c, r, idx, width) for r in reps]
+        if any(a is None for a in args):
+            return None
+        return lower_elementwise(c.b, op, args, in_dtypes, out_dtype)
+    tile.vec = vec
+
+
+class VecLoadTile(Tile):
+    """A lazy ``tt.load`` with a vector plan: vector code per lane group when its
+    consumer asks (``vec``), per-lane loads otherwise, a vector loop when buffered."""
+
+    def __init__(self, op, plan, ptr, mask, other, scalar_fn, cost, masks):
+        super().__init__(op.result.type.shape, op.result.type.element)
+        self.op, self.plan, self.ptr, self.mask, self.other = op, plan, ptr, mask, other
+        self.scalar_fn, self.cost, self.masks = scalar_fn, cost, tuple(masks)
+
+    def _elem(self, ctx, idx):
+        return self.scalar_fn(ctx, idx)
+
+    def vec(self, ctx, idx, width):
+        if self.plan.width % width or not _plain(self.dtype):
+            return None
+        size = _itemsize(self.dtype)
+        align = max(1, min(self.plan.align, width * size))
+        sub = VecPlan(width, align, self.plan.lane_mask)
+        return _load_group(ctx, sub, self.ptr, self.mask, self.other, self.dtype, idx)
+
+    def materialize_into(self, ctx, ptr) -> None:
+        _vector_load_loop(ctx, self.op, self.plan, self.ptr, self.mask, self.other, ptr)
+
+
+def _load_group(ctx, plan, ptr, mask, other, dt, idx):
+    """The vector of one lane group (register type == storage type)."""
+    b = ctx.b
+    W = plan.width
+    vty = ir.VectorType(storage_type(dt), W)
+    p = _elem(ctx, ptr, idx)
+    fill = lambda: (ir.Constant(vty, None) if other is None  # noqa: E731
+                    else _vector_of(ctx, other, _lanes(ctx, idx, W), vty.element))
+    if _known_true(ctx, mask):
+        v = b.load(p, typ=vty, name="vld")
+        v.align = plan.align
+        return v
+    if plan.lane_mask:
+        mvec = _vector_of(ctx, mask, _lanes(ctx, idx, W), I1)
+        fn = _masked_intrinsic(ctx, "load", vty, [p.type, mvec.type, vty], vty)
+        return b.call(fn, [p, mvec, fill()], name="vld")
+    pre = b.block
+    with b.if_else(_elem(ctx, mask, idx)) as (then, otherwise):
+        with then:
+            v = b.load(p, typ=vty, name="vld")
+            v.align = plan.align
+            then_end = b.block
+        with otherwise:
+            f = fill()
+            else_end = b.block
+    phi = b.phi(vty)
+    phi.add_incoming(v, then_end)
+    phi.add_incoming(f, else_end)
+    del pre
+    return phi
+
+
 # ---------------------------------------------------------------- loads
-def lower_vector_load(ctx, op, plan: VecPlan) -> None:
-    """``tt.load`` as one vector access per group into a per-program buffer."""
-    t = op.result.type
-    dt, shape, W = t.element, t.shape, plan.width
+def lower_vector_load(ctx, op, plan: VecPlan, scalar_fn=None, cost=0, masks=()) -> None:
+    """``tt.load`` with a vector plan: a lazy :class:`VecLoadTile` (its consumer's
+    vector loop loads whole groups) or, when the load must happen here, one vector
+    access per group into a per-program buffer."""
     ptr = ctx.get(op.ptr)
     mask = ctx.get(op.mask) if op.mask is not None else None
     other = ctx.get(op.other) if op.other is not None else None
+    if scalar_fn is not None and _feeds_vector_store(ctx, op, plan):
+        ctx.define(op, VecLoadTile(op, plan, ptr, mask, other, scalar_fn, cost, masks))
+        return
+    t = op.result.type
+    buf = ctx.alloca(storage_type(t.element), max(1, _numel(t.shape)))
+    _vector_load_loop(ctx, op, plan, ptr, mask, other, buf)
+    ctx.set(op.result, BufTile(t.shape, t.element, buf))
+
+
+def _feeds_vector_store(ctx, op, plan) -> bool:
+    """Does the load's single-use chain of vector arithmetic end in a vector store
+    whose groups lie inside the load's groups (so it is loaded as vectors there)?"""
+    cur = op.result
+    for _ in range(64):
+        users = ctx.plan.user_ops(cur)
+        if len(users) != 1 or users[0].parent is not op.parent:
+            return False
+        u = users[0]
+        if isinstance(u, ops.StoreOp):
+            w = plan_of(ctx, u).width
+            return u.value is cur and w > 1 and plan.width % w == 0
+        if not isinstance(u, _VEC_OPS) or not all(_plain(x.type.element) for x in u.operands):
+            return False
+        cur = u.result
+    return False
+
+
+def _numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _vector_load_loop(ctx, op, plan, ptr, mask, other, buf) -> None:
+    t = op.result.type
+    dt, shape, W = t.element, t.shape, plan.width
     sty = storage_type(dt)
     vty = ir.VectorType(sty, W)
-    numel = 1
-    for s in shape:
-        numel *= s
-    buf = ctx.alloca(sty, numel)
     strides = strides_of(shape)
     buf_align = min(64, W * max(1, _itemsize(dt) or 1))
 
@@ -205,7 +334,6 @@ def lower_vector_load(ctx, op, plan: VecPlan) -> None:
         versioned(ctx, (mask,) if isinstance(mask, Tile) else (), emit)
     else:
         emit()
-    ctx.set(op.result, BufTile(shape, dt, buf))
 
 
 # ---------------------------------------------------------------- stores
@@ -218,21 +346,26 @@ def lower_vector_store(ctx, op, plan: VecPlan) -> None:
     sty = storage_type(dt)
     vty = ir.VectorType(sty, W)
 
+    def value(idx, lanes):
+        v = vec_of(ctx, val, idx, W) if _plain(dt) else None
+        if v is not None:
+            return v
+        return _vector_of(ctx, val, lanes, sty, lambda e: to_storage(ctx.b, e, dt), "vst.val")
+
     def body(gidx):
         b = ctx.b
         idx = _group_base(ctx, gidx, W)
         p = _elem(ctx, ptr, idx)
         lanes = _lanes(ctx, idx, W)
         if _known_true(ctx, mask):
-            b.store(_vector_of(ctx, val, lanes, sty, lambda e: to_storage(b, e, dt), "vst.val"), p).align = plan.align
+            _mark(ctx, b.store(value(idx, lanes), p)).align = plan.align
         elif plan.lane_mask:
             mvec = _vector_of(ctx, mask, lanes, I1)
-            v = _vector_of(ctx, val, lanes, sty, lambda e: to_storage(b, e, dt), "vst.val")
             fn = _masked_intrinsic(ctx, "store", vty, [vty, p.type, mvec.type], ir.VoidType())
-            b.call(fn, [v, p, mvec])
+            _mark(ctx, b.call(fn, [value(idx, lanes), p, mvec]))
         else:
             with b.if_then(_elem(ctx, mask, idx)):
-                b.store(_vector_of(ctx, val, lanes, sty, lambda e: to_storage(b, e, dt), "vst.val"), p).align = plan.align
+                _mark(ctx, b.store(value(idx, lanes), p)).align = plan.align
     masks = merge_masks(ptr, val, mask) + ((mask,) if isinstance(mask, Tile) else ())
     versioned(ctx, masks, lambda: ctx.loop_nest(tuple(shape[:-1]) + (shape[-1] // W,), body))
 
