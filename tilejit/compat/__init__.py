@@ -63,6 +63,12 @@ INDUCTOR_MODULES = {
 }
 
 
+def _aliased_submodule(name, attr) -> bool:
+    """``name.attr`` is itself an alias module (``triton.runtime`` of ``triton``)."""
+    sub = f"{name}.{attr}"
+    return sub in TRITON_MODULES or sub in INDUCTOR_MODULES
+
+
 def _import_targets(targets):
     mods = []
     for t in targets:
@@ -84,12 +90,15 @@ class AliasModule(types.ModuleType):
         self.__doc__ = f"Alias of {', '.join(m.__name__ for m in mods) or '(nothing)'} (tilejit)."
         for m in reversed(mods):
             for k, v in vars(m).items():
-                if not k.startswith("__"):
+                if not k.startswith("__") and not (isinstance(v, types.ModuleType)
+                                                   and _aliased_submodule(name, k)):
                     self.__dict__.setdefault(k, v)
 
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
+        if _aliased_submodule(self.__name__, attr):     # triton.runtime -> its alias module
+            return importlib.import_module(f"{self.__name__}.{attr}")
         for m in _import_targets(self.__dict__["_tilejit_targets"]):
             try:
                 return getattr(m, attr)

@@ -458,8 +458,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
                 if p.default is inspect.Parameter.empty:
                     raise TypeError(f"{fn.__name__}() missing required argument '{p.name}'")
                 bound[p.name] = norm(p.default)
-            elif p.is_constexpr and isinstance(bound[p.name], tensor):
-                raise TypeError(f"argument '{p.name}' of {fn.__name__}() is a tl.constexpr but got a runtime tensor")
+            # a tensor for a helper's tl.constexpr parameter is accepted (the annotation is
+            # ignored, as Triton 3.0's attention tutorial relies on)
             bound[p.name] = norm(bound[p.name])
         callee = CodeGenerator(fn, self.builder, bound, depth=self.depth + 1)
         return callee.generate()

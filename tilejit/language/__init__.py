@@ -10,7 +10,7 @@ from .standard import (program_id, num_programs, arange, full, zeros, zeros_like
                        cast, broadcast_to, broadcast, reshape, view, ravel, expand_dims, permute, trans, join, split, interleave, cat, flip, sort,
                        load, store, where, minimum, maximum, clamp, cdiv, sigmoid, softmax, add, sub, mul,
                        fdiv, reduce, cumsum, sum, max, min, argmax, argmin, xor_sum, dot, multiple_of, max_contiguous,
-                       max_constancy, debug_barrier, range, static_range, static_assert, static_print,
+                       max_constancy, assume, debug_barrier, range, static_range, static_assert, static_print,
                        device_assert, device_print)
 from .math import (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, erf, tanh, abs, fma, umulhi,
                    div_rn, sqrt_rn)

@@ -433,6 +433,15 @@ def max_constancy(input, values):
 
 
 @builtin
+def assume(cond):
+    """A claim that ``cond`` holds (Triton's optimisation hint); tilejit accepts it and
+    does not use it."""
+    if not isinstance(cond, (tensor, bool, int)):
+        raise TypeError(f"tl.assume needs a condition, got {cond!r}")
+    return None
+
+
+@builtin
 def debug_barrier():
     """A no-op on this compiler (programs never share memory)."""
     return None
