@@ -74,7 +74,7 @@ def _load(source, tmpdir, name):
 def _compile(jitfn, arg_types, consts):
     func = build_ir(jitfn, arg_types, consts)
     from tilejit.transforms import run_pipeline
-    func = run_pipeline(func, Options(debug=True))
+    func = run_pipeline(func, Options(debug=True, sanitize=True))
     from tilejit.backends.cpu.codegen import build_module
     build_module(func, Options())
     return func
@@ -180,6 +180,38 @@ def mutate(draw, lines):
     return kind, lines
 
 
+def _run(func, body):
+    """Run a compiled mutant on the interpreter (sanitize checks on, 1024-element
+    buffers, scalars 16, two programs).  Allowed: completion, or an out-of-bounds /
+    overflow / device-assert report located in the kernel.  An InterpreterError
+    wrapping another exception means a verified IR the interpreter cannot run."""
+    if any("while" in ln for ln in body):
+        return "ok"                           # may spin forever by design (locks)
+    import numpy as np
+    from tilejit import interpreter
+    from tilejit.backends import Buffer, LaunchArgs
+    from tilejit.interpreter.errors import DeviceAssertError, InterpreterError, OutOfBoundsError
+    keep, values, buffers = [], [], []
+    for a in func.arguments:
+        el = a.value.type.element
+        if el.is_ptr():
+            arr = np.zeros(1024, np.float32)
+            keep.append(arr)
+            values.append(arr.ctypes.data)
+            buffers.append(Buffer(a.name, arr.ctypes.data, arr.nbytes, 4))
+        else:
+            values.append(16)
+    try:
+        interpreter.run(func, (2, 1, 1), LaunchArgs(values, buffers))
+        return "ran"
+    except (OutOfBoundsError, DeviceAssertError) as e:
+        assert e.loc is not None and e.loc.line, str(e)
+        return "run-error"
+    except InterpreterError as e:
+        assert e.__cause__ is None, f"interpreter failed on verified IR:\n{e}\n--- mutant ---\n" + "\n".join(body)
+        return "run-error"
+
+
 class _Timeout(Exception):
     pass
 
@@ -201,8 +233,8 @@ def check_mutant(path_text, name, lo, hi, params, body, block, tmpdir):
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(20)
     try:
-        _compile(fn, arg_types, consts)
-        return "ok"
+        func = _compile(fn, arg_types, consts)
+        return _run(func, body)
     except CompilationError as e:
         assert e.file == file and lo - 1 <= e.line <= hi, f"error not located in the kernel:\n{e}"
         assert e.error is None or isinstance(e.error, USER_CAUSES), \
@@ -235,7 +267,7 @@ def test_the_checker_accepts_clean_kernels_and_catches_located_errors(corpus, tm
     path, name, lo, hi, params = corpus[0]
     text = _TEXTS[path]
     body = text.split("\n")[lo - 1: hi]
-    assert check_mutant(text, name, lo, hi, params, body, 16, tmp_path) == "ok"
+    assert check_mutant(text, name, lo, hi, params, body, 16, tmp_path) in ("ran", "ok")
     indent = body[0][: len(body[0]) - len(body[0].lstrip())]
     bad = [indent + "zz = undefined_name + 1"] + body
     assert check_mutant(text, name, lo, hi, params, bad, 16, tmp_path) == "error"
