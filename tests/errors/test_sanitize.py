@@ -145,7 +145,8 @@ def test_sanitized_variant_has_checks_and_the_default_has_none():
         off = shifted_copy[(2,)](x, y, 64, 0, BLOCK=32)
         on = shifted_copy[(2,)](x, y, 64, 0, BLOCK=32, sanitize=True)
         again = shifted_copy[(2,)](x, y, 64, 0, BLOCK=32, sanitize=False)
-    assert on is not off and again is off          # a separate cache entry, reused
+        on_again = shifted_copy[(2,)](x, y, 64, 0, BLOCK=32, sanitize=True)
+    assert on is not off and again is off and on_again is on   # separate cache entries, reused
     assert on.sanitize and not off.sanitize
     for stage in ("llir", "llir-opt"):
         assert "tj_inbounds" in on.asm[stage]
