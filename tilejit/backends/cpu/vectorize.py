@@ -235,7 +235,6 @@ def _load_group(ctx, plan, ptr, mask, other, dt, idx):
         mvec = _vector_of(ctx, mask, _lanes(ctx, idx, W), I1)
         fn = _masked_intrinsic(ctx, "load", vty, [p.type, mvec.type, vty], vty)
         return b.call(fn, [p, mvec, fill()], name="vld")
-    pre = b.block
     with b.if_else(_elem(ctx, mask, idx)) as (then, otherwise):
         with then:
             v = b.load(p, typ=vty, name="vld")
@@ -247,7 +246,6 @@ def _load_group(ctx, plan, ptr, mask, other, dt, idx):
     phi = b.phi(vty)
     phi.add_incoming(v, then_end)
     phi.add_incoming(f, else_end)
-    del pre
     return phi
 
 
