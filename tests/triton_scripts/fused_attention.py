@@ -197,7 +197,8 @@ def test_op(Z, H, N_CTX, HEAD_DIM, causal, dtype=torch.float16):
     p = torch.softmax(p.float(), dim=-1)
     ref_out = torch.matmul(p, v.float())
     tri_out = attention_forward(q, k, v, causal, sm_scale)
-    torch.testing.assert_close(tri_out.float(), ref_out, atol=1e-2, rtol=0)
+    err = (tri_out.float() - ref_out).abs().max().item()
+    assert err < 1e-2, err
 
 
 test_op(2, 1, 96, 32, causal=True)   # stage 1 (off-band) and stage 2 (on-band) of the inner loop
