@@ -2,7 +2,9 @@
 the global pointer per owned slot (NVPTX selects ``atom.global.*``; float max/min and
 anything without an instruction become a CAS loop).  A scalar atomic is done by
 thread 0; when the layout replicates elements (a scalar, or a tile smaller than
-the CTA) the owner's old value reaches the other copies through shared memory."""
+the CTA) the owner's old value reaches the other copies through shared memory.  A
+scalar atomic starts with a CTA barrier, so the CTA's earlier writes happen before
+it (``tl.debug_barrier()`` is a no-op in tilejit)."""
 from __future__ import annotations
 
 from llvmlite import ir
@@ -46,6 +48,10 @@ def _lower(lw, op, per_slot, masks):
     ptile = lw.get(op.ptr)
     el = op.result.type.element
     lay = ptile.layout
+    if lay is None:
+        # thread 0 acts for the CTA: the other threads' earlier writes must be done
+        # (a lock released by atomic_xchg after stores, as in layer-norm backward)
+        lw.barrier()
     conds = _conds(lw, lay, masks)
     zero = T.const(el, 0)
     olds = [_masked_value(lw, c, lambda s=s: per_slot(s), zero) for s, c in enumerate(conds)]
