@@ -16,7 +16,7 @@ from ..llvm.types import from_storage, storage_type, to_storage, zero_of, value_
 from .lower import RULES, elem_of
 from .sanitize import emit_check
 from .tiles import COST_LOAD, LazyTile, Tile, linear_index, merge_masks, strides_of, versioned
-from .vectorize import lower_vector_load, lower_vector_store, plan_of
+from .vectorize import lane_groups, lower_vector_load, lower_vector_store, plan_of
 
 
 def access_width(ctx, op) -> int:
@@ -120,4 +120,4 @@ def _store(ctx, op):
         lane = linear_index(ctx, idx, strides) if ctx.options.sanitize else None
         emit_masked_store(ctx, p, v, None if known else elem_of(ctx, mask, idx), dt, op, lane)
     masks = merge_masks(ptr, val, mask) + ((mask,) if isinstance(mask, Tile) else ())
-    versioned(ctx, masks, lambda: ctx.loop_nest(op.ptr.type.shape, body))
+    versioned(ctx, masks, lambda: lane_groups(ctx, op, op.ptr.type.shape, body))

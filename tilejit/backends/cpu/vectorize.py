@@ -205,6 +205,11 @@ class VecLoadTile(Tile):
         self.scalar_fn, self.cost, self.masks = scalar_fn, cost, tuple(masks)
 
     def _elem(self, ctx, idx):
+        groups = ctx.__dict__.get("_lane_groups")
+        if groups is not None:           # inside lane_groups(): extract from the group vector
+            hit, vec = groups[0].get(id(idx[-1])), groups[1].get(id(self))
+            if hit is not None and vec is not None and all(a is b for a, b in zip(hit[0], idx)):
+                return ctx.b.extract_element(vec, ir.Constant(I64, hit[1]))
         return self.scalar_fn(ctx, idx)
 
     def vec(self, ctx, idx, width):
@@ -267,9 +272,11 @@ def lower_vector_load(ctx, op, plan: VecPlan, scalar_fn=None, cost=0, masks=()) 
 
 
 def _feeds_vector_store(ctx, op, plan) -> bool:
-    """Does the load's single-use chain of vector arithmetic end in a vector store
-    whose groups lie inside the load's groups (so it is loaded as vectors there)?"""
-    cur = op.result
+    """Is the load consumed group-wise where it is deferred to: a single-use chain of
+    vector arithmetic ending in a vector store whose groups lie inside the load's
+    groups, or a chain of elementwise ops / addptr ending in a per-lane store (which
+    then runs its lanes in groups, :func:`lane_groups`)?"""
+    cur, vec_chain = op.result, _plain(op.result.type.element)
     for _ in range(64):
         users = ctx.plan.user_ops(cur)
         if len(users) != 1 or users[0].parent is not op.parent:
@@ -277,11 +284,58 @@ def _feeds_vector_store(ctx, op, plan) -> bool:
         u = users[0]
         if isinstance(u, ops.StoreOp):
             w = plan_of(ctx, u).width
-            return u.value is cur and w > 1 and plan.width % w == 0
-        if not isinstance(u, _VEC_OPS) or not all(_plain(x.type.element) for x in u.operands):
+            if w == 1:
+                return _plain(op.result.type.element)
+            return vec_chain and u.value is cur and plan.width % w == 0
+        if not isinstance(u, (ops.ElementwiseOp, ops.AddPtrOp)) or u.result.type.shape != op.result.type.shape:
             return False
+        vec_chain = vec_chain and isinstance(u, _VEC_OPS) and all(_plain(x.type.element) for x in u.operands)
         cur = u.result
     return False
+
+
+def _group_loads(ctx, op) -> list:
+    """The deferred vector loads (VecLoadTile) feeding per-lane store ``op`` through
+    same-shape elementwise ops and addptr."""
+    found, seen, stack = [], set(), [v for v in (op.ptr, op.value, op.mask) if v is not None]
+    while stack:
+        v = stack.pop()
+        if v in seen or v.op is None or v.type.shape != op.ptr.type.shape:
+            continue
+        seen.add(v)
+        if isinstance(v.op, ops.LoadOp):
+            rep = ctx.values.get(v)
+            if isinstance(rep, VecLoadTile):
+                found.append(rep)
+        elif isinstance(v.op, (ops.ElementwiseOp, ops.AddPtrOp)):
+            stack.extend(v.op.operands)
+    return found
+
+
+def lane_groups(ctx, op, shape, body) -> None:
+    """``ctx.loop_nest(shape, body)`` for a per-lane store; when deferred vector loads
+    feed it, the last dimension runs in groups: each load is one vector access per
+    group and its lanes are extracted (``VecLoadTile._elem``)."""
+    tiles = _group_loads(ctx, op) if ctx.facts is not None and shape else []
+    if not tiles:
+        ctx.loop_nest(shape, body)
+        return
+    W = min(t.plan.width for t in tiles)
+
+    def group(gidx):
+        idx = _group_base(ctx, gidx, W)
+        vecs = {}
+        for t in tiles:
+            v = t.vec(ctx, idx, W)
+            if v is not None:
+                vecs[id(t)] = v
+        lanes = _lanes(ctx, idx, W)
+        saved = ctx.__dict__.get("_lane_groups")
+        ctx._lane_groups = ({id(li[-1]): (li, j) for j, li in enumerate(lanes)}, vecs)
+        for li in lanes:
+            body(li)
+        ctx._lane_groups = saved
+    ctx.loop_nest(tuple(shape[:-1]) + (shape[-1] // W,), group)
 
 
 def _numel(shape) -> int:
