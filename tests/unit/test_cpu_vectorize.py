@@ -90,6 +90,9 @@ def test_741_loads_vectorised_store_scattered(kernel, spec):
     assert any(t == "float" and n >= 8 for n, t in found), found     # in_ptr1 + x2
     assert any(t == "i64" and n >= 8 for n, t in found), found       # in_ptr0 + x2
     assert not VSTORE.search(llir)                                   # the scatter: per element
+    # the scatter's lanes run in groups and take their values out of the vector loads
+    assert re.search(r'extractelement <\d+ x float> %"?vld', llir)
+    assert re.search(r'extractelement <\d+ x i64> %"?vld', llir)
     assert re.search(r"store float %[^,]+, ptr", llir)
     opt = k.asm["llir-opt"]
     assert re.search(r"load <\d+ x float>|masked\.load\.v\d+f32", opt)

@@ -11,6 +11,8 @@ import numpy as np
 
 from analysis_fuzzkit import build_kernel, dst_size
 from test_cpu_vectorize import VLOAD, VSTORE, both
+from tilejit.analysis import analyze
+from tilejit.analysis.checker import ClaimChecker
 from tilejit.backends import get_backend
 from tilejit.backends.cpu.irgen import KB
 from tilejit.ir import ops
@@ -38,6 +40,16 @@ def test_fuzzkit_kernels_vectorised_match_interpreter():
         both(fk.func, k, fk.grid, [fk.src, dst], fk.values)
         hits += _vectorised(k)
     assert hits >= (EXAMPLES or 40) // 2          # the contiguous stores at least
+
+
+def test_grid_bound_claims_hold():
+    """Facts computed under a grid bound hold for every launch within the bound."""
+    from irkit import launch
+    for seed in range(EXAMPLES or 60):
+        fk = build_kernel(seed)
+        checker = ClaimChecker(fk.func, None, facts=analyze(fk.func, grid_bound=(3, 2, 1)))
+        launch(fk.func, fk.grid, fk.src, np.zeros(dst_size(fk), np.int64), *fk.values, observer=checker)
+        assert checker.checked > 0
 
 
 SRC = 256
