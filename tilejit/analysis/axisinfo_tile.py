@@ -137,6 +137,12 @@ def _load(op, ctx, exact):
     return [_info([1] * len(ks), [1] * len(ks), ks)]
 
 
+@AXIS_RULES.register(ops.AtomicRMWOp, ops.AtomicCASOp)
+def _atomic(op, ctx, exact):
+    """Old values of atomics: nothing known (equal addresses see different values)."""
+    return _unknown_like(op)
+
+
 @AXIS_RULES.register(ops.ReduceOp)
 def _reduce(op, ctx, exact):
     A = ctx.axis(op.src)

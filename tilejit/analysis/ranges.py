@@ -291,7 +291,7 @@ def _cast(op, ctx):
     return [cast_range(ctx.range(op.src), op.src.type, op.result.type)]
 
 
-@RANGE_RULES.register(ops.LoadOp, ops.DotOp)
+@RANGE_RULES.register(ops.LoadOp, ops.DotOp, ops.AtomicRMWOp, ops.AtomicCASOp)
 def _memory(op, ctx):
     return [type_range(op.result.type)]
 
