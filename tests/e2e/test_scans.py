@@ -139,3 +139,22 @@ def test_histogram_builtin(backend, rng):
     histogram_builtin_kernel[(1,)](x, out, n, N=N, BINS=B)
     xs = x[:n]
     np.testing.assert_array_equal(out, np.bincount(xs[(xs >= 0) & (xs < B)], minlength=B))
+
+
+@tilejit.jit
+def gather_kernel(x_ptr, i_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, M: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :])
+    idx = tl.load(i_ptr + tl.arange(0, R)[:, None] * M + tl.arange(0, M)[None, :])
+    tl.store(out_ptr + tl.arange(0, R)[:, None] * M + tl.arange(0, M)[None, :], tl.gather(x, idx, 1))
+
+
+def test_gather(backend, rng):
+    R, C, M = 4, 16, 8
+    x = rng.standard_normal((R, C)).astype(np.float32)
+    x[0, 3] = -0.0
+    idx = rng.integers(0, C, (R, M)).astype(np.int32)
+    idx[0, 0] = 3
+    out = np.zeros((R, M), np.float32)
+    gather_kernel[(1,)](x, idx, out, R=R, C=C, M=M)
+    want = np.take_along_axis(x, idx, 1)
+    np.testing.assert_array_equal(out.view(np.uint32), want.view(np.uint32))

@@ -42,6 +42,7 @@ CASES = {
                     {"R": 8, "C": 32}, None),
     "histogram_builtin": (S.histogram_builtin_kernel, {0: "*i32", 1: "*i32", 2: "i32"},
                           {"N": 128, "BINS": 16}, None),
+    "gather": (S.gather_kernel, {0: "*fp32", 1: "*i32", 2: "*fp32"}, {"R": 4, "C": 16, "M": 8}, None),
     "tensor_desc": (B.desc_kernel, {0: "*fp32", 1: "*fp32", 2: "i32", 3: "i32"}, {"BM": 16, "BN": 8}, None),
 }
 

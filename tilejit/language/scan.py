@@ -179,4 +179,38 @@ def histogram(input, num_bins, mask=None):
     return st.reduce(sem.cast(hit, int32), 0, "sum")
 
 
-__all__ = ["reduce_tree", "scan", "cumprod", "associative_scan", "histogram"]
+@core.tensor_member
+@builtin
+def gather(src, index, axis):
+    """``out[..., i, ...] = src[..., index[..., i, ...], ...]`` along ``axis``; ``index``
+    (integers) has ``src``'s shape except along ``axis``.  Bit-exact; out-of-range
+    indices give 0.  O(len(index) * len(src)) work along the axis."""
+    from ..ir import ops
+    src, index = sem.to_tensor(src), sem.to_tensor(index)
+    rank = len(src.shape)
+    if rank == 0 or len(index.shape) != rank:
+        raise ValueError(f"gather needs src and index of the same rank, got {list(src.shape)} and "
+                         f"{list(index.shape)}")
+    axis = _norm_axis(axis, rank, "gather")
+    if any(a != b for d, (a, b) in enumerate(zip(src.shape, index.shape)) if d != axis):
+        raise ValueError(f"gather: index shape {list(index.shape)} must match src shape {list(src.shape)} "
+                         f"except along axis {axis}")
+    if not index.dtype.is_int():
+        raise TypeError(f"gather index must be integers, got {index.dtype}")
+    if src.dtype.is_ptr():
+        raise TypeError("gather of a tile of pointers is not supported")
+    n, m = src.shape[axis], index.shape[axis]
+    shape3 = index.shape[:axis] + (m, n) + index.shape[axis + 1:]
+    ity = int32 if src.dtype.is_bool() else st._int_of(src.dtype)
+    bits = sem.cast(src, ity) if src.dtype.is_bool() else (src if src.dtype == ity else sem.bitcast(src, ity))
+    wide = st.broadcast_impl_shape(st.expand_dims(bits, axis), shape3)
+    idx = st.broadcast_impl_shape(st.expand_dims(sem.cast(index, int32), axis + 1), shape3)
+    hit = sem.compare(idx, st._axis_index(shape3, axis + 1), "eq")
+    part = st.where(hit, wide, sem.scalar_constant(0, ity, shape3))
+    r = sem._emit(ops.ReduceOp, src=part.handle, kind="xor_sum", axis=axis + 1)
+    if src.dtype.is_bool():
+        return sem.cast(r, int1)
+    return r if src.dtype == ity else sem.bitcast(r, src.dtype)
+
+
+__all__ = ["reduce_tree", "scan", "cumprod", "associative_scan", "histogram", "gather"]
