@@ -156,3 +156,27 @@ def test_atomic_add_float_sum(backend, rng):
     out = np.zeros(8, np.float32)
     add_fp32_kernel[(triton_cdiv(n, 128),)](out, x, n, BLOCK=128)
     np.testing.assert_array_equal(out, [x[j::8].sum() for j in range(8)])
+
+
+@tilejit.jit
+def ticket_kernel(counter_ptr, tickets_ptr, ROUNDS: tl.constexpr, BLOCK: tl.constexpr):
+    """Each program draws BLOCK tickets per round from one counter (a tile of atomics
+    on one address) in a loop; every ticket must be drawn exactly once."""
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    for r in range(ROUNDS):
+        t = tl.atomic_add(counter_ptr + offs * 0, 1)
+        tl.store(tickets_ptr + (pid * ROUNDS + r) * BLOCK + offs, t)
+
+
+def test_tickets_are_a_permutation(backend):
+    progs, rounds, block = 64, 4, 16
+    counter = np.zeros(1, np.int64)
+    tickets = np.full(progs * rounds * block, -1, np.int64)
+    ticket_kernel[(progs,)](counter, tickets, ROUNDS=rounds, BLOCK=block)
+    assert counter[0] == tickets.size
+    np.testing.assert_array_equal(np.sort(tickets), np.arange(tickets.size))
+    # within one atomic op, lanes draw in lane order on the reference interpreter
+    if backend == "interpreter":
+        np.testing.assert_array_equal(tickets.reshape(-1, block) - tickets.reshape(-1, block)[:, :1],
+                                      np.broadcast_to(np.arange(block), (progs * rounds, block)))
