@@ -180,3 +180,19 @@ def test_tickets_are_a_permutation(backend):
     if backend == "interpreter":
         np.testing.assert_array_equal(tickets.reshape(-1, block) - tickets.reshape(-1, block)[:, :1],
                                       np.broadcast_to(np.arange(block), (progs * rounds, block)))
+
+
+@tilejit.jit
+def fp16_add_kernel(out_ptr, x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    old = tl.atomic_add(out_ptr + offs % 4, tl.load(x_ptr + tl.program_id(0) * BLOCK + offs))
+    tl.store(x_ptr + tl.program_id(0) * BLOCK + offs, old)
+
+
+def test_atomic_add_fp16(backend, rng):
+    progs, block = 8, 16
+    x = rng.integers(-4, 5, progs * block).astype(np.float16)        # exact sums in fp16
+    out = np.zeros(4, np.float16)
+    want = np.array([x[j::4].astype(np.float64).sum() for j in range(4)])
+    fp16_add_kernel[(progs,)](out, x.copy(), BLOCK=block)
+    np.testing.assert_array_equal(out.astype(np.float64), want)

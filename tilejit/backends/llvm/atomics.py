@@ -21,8 +21,10 @@ def rmw_opcode(kind: str, dt) -> str:
 
 
 def supported(dt) -> bool:
-    """Element types with native atomics here (32/64-bit ints and floats)."""
-    return not dt.is_ptr() and dt.kind in ("int", "uint", "float") and dt.bits in (32, 64)
+    """Element types with atomics here: 32/64-bit ints and floats, and fp16."""
+    if dt.is_ptr() or dt.kind not in ("int", "uint", "float"):
+        return False
+    return dt.bits in (32, 64) or dt.name == "fp16"
 
 
 def emit_rmw(b: ir.IRBuilder, kind: str, dt, ptr, val, sem: str):
@@ -45,4 +47,4 @@ def emit_cas(b: ir.IRBuilder, dt, ptr, cmp, val, sem: str):
 
 
 def _float_type(dt):
-    return ir.FloatType() if dt.bits == 32 else ir.DoubleType()
+    return {16: ir.HalfType(), 32: ir.FloatType(), 64: ir.DoubleType()}[dt.bits]
