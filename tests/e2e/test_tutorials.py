@@ -62,12 +62,43 @@ def test_fused_softmax(backend, rows, cols, rng):
     assert not out[:, cols:].any()
 
 
+@tilejit.jit
+def persistent_softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride,
+                              n_rows, n_cols, BLOCK_SIZE: tl.constexpr, NUM_STAGES: tl.constexpr):
+    """The tutorial's persistent form: each program strides over rows with tl.range."""
+    row_start = tl.program_id(0)
+    row_step = tl.num_programs(0)
+    for row_idx in tl.range(row_start, n_rows, row_step, num_stages=NUM_STAGES):
+        row_start_ptr = input_ptr + row_idx * input_row_stride
+        col_offsets = tl.arange(0, BLOCK_SIZE)
+        mask = col_offsets < n_cols
+        row = tl.load(row_start_ptr + col_offsets, mask=mask, other=-float('inf'))
+        numerator = tl.exp(row - tl.max(row, axis=0))
+        softmax_output = numerator / tl.sum(numerator, axis=0)
+        tl.store(output_ptr + row_idx * output_row_stride + col_offsets, softmax_output, mask=mask)
+
+
+def test_persistent_softmax(backend, rng):
+    x = rng.standard_normal((37, 100)).astype(np.float32)
+    y = np.empty_like(x)
+    persistent_softmax_kernel[(8,)](y, x, x.shape[1], y.shape[1], x.shape[0], x.shape[1],
+                                    BLOCK_SIZE=128, NUM_STAGES=2)
+    e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
 # --------------------------------------------------------------------- matmul
+@tilejit.jit
+def leaky_relu(x):
+    return tl.where(x >= 0, x, 0.01 * x)
+
+
 @tilejit.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                   stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                   BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
-                  BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr):
+                  BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr,
+                  ACTIVATION: tl.constexpr = ""):
     pid = tl.program_id(axis=0)
     num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
     num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
@@ -89,7 +120,9 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
         accumulator = tl.dot(a, b, accumulator)
         a_ptrs += BLOCK_SIZE_K * stride_ak
         b_ptrs += BLOCK_SIZE_K * stride_bk
-    c = accumulator
+    if ACTIVATION == "leaky_relu":
+        accumulator = leaky_relu(accumulator)
+    c = accumulator.to(c_ptr.dtype.element_ty)
     offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
     offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
     c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
@@ -97,16 +130,17 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     tl.store(c_ptrs, c, mask=c_mask)
 
 
-def _matmul(a, b, bm=32, bn=32, bk=32, group=4):
+def _matmul(a, b, bm=32, bn=32, bk=32, group=4, activation="", out_dtype=np.float32):
     M, K = a.shape
     _, N = b.shape
-    c = np.zeros((M, N), np.float32)
+    c = np.zeros((M, N), out_dtype)
     grid = lambda meta: (tilejit.cdiv(M, meta["BLOCK_SIZE_M"]) * tilejit.cdiv(N, meta["BLOCK_SIZE_N"]),)  # noqa: E731
     isz_a, isz_b, isz_c = a.itemsize, b.itemsize, c.itemsize
     matmul_kernel[grid](a, b, c, M, N, K, a.strides[0] // isz_a, a.strides[1] // isz_a,
                         b.strides[0] // isz_b, b.strides[1] // isz_b,
                         c.strides[0] // isz_c, c.strides[1] // isz_c,
-                        BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=group)
+                        BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=group,
+                        ACTIVATION=activation)
     return c
 
 
@@ -120,6 +154,16 @@ def test_matmul(backend, dtype, M, N, K, rng):
     # fp32 accumulation over K products: error ~ K * eps32 * |a||b|
     tol = 4 * K * 2.0 ** -24 * (np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
     assert (np.abs(c - ref) <= tol + 1e-6).all()
+
+
+def test_matmul_leaky_relu_fp16_output(backend, rng):
+    """The tutorial's fused activation (an inlined @jit helper) and fp16 output."""
+    a = rng.standard_normal((40, 50)).astype(np.float16)
+    b = rng.standard_normal((50, 24)).astype(np.float16)
+    c = _matmul(a, b, bm=16, bn=16, bk=16, group=2, activation="leaky_relu", out_dtype=np.float16)
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    ref = np.where(ref >= 0, ref, 0.01 * ref)
+    np.testing.assert_allclose(c.astype(np.float32), ref, rtol=2e-2, atol=2e-2)
 
 
 def test_matmul_transposed_view(backend, rng):
@@ -198,6 +242,9 @@ def test_low_memory_dropout(backend, p, rng):
     seeded_dropout_kernel[grid](x, out2, n, p, 42, BLOCK_SIZE=1024)
     seeded_dropout_kernel[grid](x, out3, n, p, 43, BLOCK_SIZE=1024)
     np.testing.assert_array_equal(out1, out2)           # deterministic in the seed
+    out4 = np.zeros_like(x)
+    seeded_dropout_kernel[(tilejit.cdiv(n, 256),)](x, out4, n, p, 42, BLOCK_SIZE=256)
+    np.testing.assert_array_equal(out1, out4)           # depends on offsets, not the blocking
     assert (out1 != out3).any()                          # and depends on it
     kept = out1 != 0
     # kept fraction ~ 1 - p (binomial: 5 standard deviations)
