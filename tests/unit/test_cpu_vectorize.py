@@ -213,3 +213,31 @@ def test_launch_beyond_grid_bound_runs_unbounded_code():
     np.testing.assert_array_equal(y, x[16 + np.fmod(offs, 16)])   # C remainder, negative
     general = k._general()
     assert general.grid_bound is None and vloads(general) == []
+
+
+def _jit_cases():
+    a0, a1, out = _741_inputs()
+    x = np.arange(4096, dtype=np.float32) * 0.5
+    return [("741plain", k741_plain, (2,), [a0, a1, out], dict(xnumel=2000, XBLOCK=1024)),
+            ("741reassigned", k741_reassigned, (2,), [a0, a1, out], dict(xnumel=1999, XBLOCK=1024)),
+            ("copy", copy_kernel, (16,), [x, np.zeros(4096, np.float32)], dict(n=4001, BLOCK=256)),
+            ("flip", flip_kernel, (1,), [x[:64].copy(), np.zeros(64, np.float32)], dict(n=64, BLOCK=64)),
+            ("rowmod", row_mod_kernel, (8,), [x[:32].copy(), np.zeros(512, np.float32)],
+             dict(BLOCK=64, K=32))]
+
+
+@pytest.mark.parametrize("case", _jit_cases(), ids=lambda c: c[0])
+def test_jit_cpu_matches_checked_interpreter(case):
+    """kernel[grid](...) on the CPU (vectorised) == the interpreter with
+    TILEJIT_CHECK_ANALYSIS=1 (options.check_analysis), bit for bit."""
+    from tilejit.runtime.options import use_options
+    _, kern, grid, arrays, kw = case
+    outs = {}
+    for name, opts in (("cpu", dict(backend="cpu")),
+                       ("interp", dict(backend="interpreter", interpret=True, check_analysis=True))):
+        arrs = [a.copy() for a in arrays]
+        with use_options(**opts):
+            kern[grid](*arrs, **kw)
+        outs[name] = arrs
+    for c, i in zip(outs["cpu"], outs["interp"]):
+        np.testing.assert_array_equal(c, i)
