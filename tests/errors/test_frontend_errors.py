@@ -316,11 +316,11 @@ def test_error_keeps_the_original_exception_class():
 def test_unsupported_triton_name_is_reported_at_its_use():
     @tilejit.jit
     def k(x_ptr, n):
-        p = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [n], dtype=tl.int32, is_pure=True, pack=1)
+        p = tl.dot_scaled(x_ptr, None, "e2m1", x_ptr, None, "e2m1")
         tl.store(x_ptr, p)
     err = compile_error(k)
     assert isinstance(err, AttributeError)
-    check_message(err, k, "inline_asm_elementwise", 2, "tl.inline_asm_elementwise")
+    check_message(err, k, "dot_scaled", 2, "tl.dot_scaled")
 
 
 def test_merged_constant_out_of_range():

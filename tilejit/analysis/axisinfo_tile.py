@@ -137,9 +137,10 @@ def _load(op, ctx, exact):
     return [_info([1] * len(ks), [1] * len(ks), ks)]
 
 
-@AXIS_RULES.register(ops.AtomicRMWOp, ops.AtomicCASOp)
+@AXIS_RULES.register(ops.AtomicRMWOp, ops.AtomicCASOp, ops.InlineAsmOp)
 def _atomic(op, ctx, exact):
-    """Old values of atomics: nothing known (equal addresses see different values)."""
+    """Old values of atomics (equal addresses see different values) and inline
+    assembly results: nothing known."""
     return _unknown_like(op)
 
 

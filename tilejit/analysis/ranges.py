@@ -296,6 +296,12 @@ def _memory(op, ctx):
     return [type_range(op.result.type)]
 
 
+@RANGE_RULES.register(ops.InlineAsmOp)
+def _inline_asm(op, ctx):
+    """Results of inline assembly: their types' full ranges."""
+    return [type_range(r.type) for r in op.results]
+
+
 @RANGE_RULES.register(ops.ReduceOp)
 def _reduce(op, ctx):
     ty = op.result.type

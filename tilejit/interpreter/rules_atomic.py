@@ -83,3 +83,9 @@ def _atomic_cas(ctx, op, vals):
 
 def _bits(a):
     return {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize]
+
+
+@RULES.register(ops.InlineAsmOp)
+def _inline_asm(ctx, op, vals):
+    raise NotImplementedError("tl.inline_asm_elementwise runs target assembly (PTX): only the cuda "
+                              "backend can run it")

@@ -409,6 +409,23 @@ class AtomicCASOp(Op):
             raise ValueError("atomic_cas operand types differ from the pointee type")
 
 
+class InlineAsmOp(Op):
+    """``tl.inline_asm_elementwise``: the target assembly ``asm`` (LLVM inline-asm
+    syntax, ``$0``.. the results then the operands, ``constraints`` as in LLVM) run
+    once per element of the broadcast ``args`` (``pack`` elements per run); one
+    result per entry of ``result_types`` (the args' shape).  Only targets whose
+    assembly it is can run it (PTX: the cuda backend)."""
+    name = "tt.elementwise_inline_asm"
+    OPERANDS = ("*args",)
+    ATTRS = ("asm", "constraints", "pure", "pack", "result_types")
+    ATTR_DEFAULTS = {"pure": True, "pack": 1}
+    TRAITS = frozenset({"side_effect"})
+
+    @classmethod
+    def infer_types(cls, operands, attrs):
+        return list(attrs["result_types"])
+
+
 # --------------------------------------------------------------------------
 # reductions, dot
 # --------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from .math import (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, erf
                    div_rn, sqrt_rn)
 from . import math
 from .scan import cumprod, associative_scan, histogram, gather
+from .inline_asm import inline_asm_elementwise
 from .blockptr import (block_ptr, make_block_ptr, advance, tensor_descriptor, make_tensor_descriptor,
                        load_tensor_descriptor, store_tensor_descriptor)
 from .atomic import (atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg,
@@ -32,7 +33,6 @@ TRITON_MAX_TENSOR_NUMEL = 1 << 20
 __all__ = [n for n in dir() if not n.startswith("_")]
 
 _UNSUPPORTED = {
-    "inline_asm_elementwise": "inline assembly",
     "dot_scaled": "scaled dot", "float8e4b15": "fp8 types", "float8e4b8": "fp8 types",
     "float8e5b16": "fp8 types",
 }

@@ -76,3 +76,9 @@ def _atomic_cas(ctx, op):
         emit_check(ctx, op, p, dt.itemsize, lin)
         return emit_cas(ctx.b, dt, p, elem_of(ctx, cmp, idx), elem_of(ctx, val, idx), op.sem)
     _lower(ctx, op, lane, None)
+
+
+@RULES.register(ops.InlineAsmOp)
+def _inline_asm(ctx, op):
+    raise NotImplementedError("tl.inline_asm_elementwise runs target assembly (PTX): only the cuda "
+                              "backend can run it")

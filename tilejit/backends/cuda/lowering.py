@@ -50,8 +50,15 @@ class _KernelAttributes(ir.values.FunctionAttributes):
 class Lowering:
     """Lowers one ``ir.Function`` to an LLVM module holding one PTX kernel."""
 
-    def __init__(self, func, arch: int, num_warps: int = 4, facts=None, vectorize: bool = True):
+    def __init__(self, func, arch: int, num_warps: int = 4, facts=None, vectorize: bool = True,
+                 sanitize: bool = False):
+        from .sanitize import wants_reports
         self.func, self.arch, self.num_warps = func, arch, num_warps
+        self.sanitize = bool(sanitize)                  # bounds checks (sanitize.py)
+        self.reports = wants_reports(func, sanitize)    # + buffer table and error record params
+        self.accesses, self.asserts, self.failed = [], [], None
+        if self.sanitize:
+            self.pipeline = False                       # accesses stay in program order
         self.threads = num_warps * 32
         self.facts, self.vectorize = facts, vectorize
         self.predicated = func.attrs.get("predicated_access", True)   # @p ld/st, no branches
@@ -69,6 +76,8 @@ class Lowering:
     # ---- module and kernel ---------------------------------------------------
     def _declare_kernel(self):
         params = [T.param_type(a.value.type.element) for a in self.func.arguments]
+        if self.reports:
+            params += [T.GLOBAL_PTR, T.GLOBAL_PTR]        # buffer table, error record
         fn = ir.Function(self.module, ir.FunctionType(T.VOID, params), self.func.name)
         fn.calling_convention = "ptx_kernel"
         fn.attributes = _KernelAttributes()
@@ -290,7 +299,7 @@ class Lowering:
 def lower_function(func, arch: int, num_warps: int = 4, facts=None, vectorize=True):
     """Lower ``func``; returns (LLVM IR text, shared-memory bytes)."""
     from . import rules_elementwise, rules_memory, rules_tiles, rules_reduce, rules_control  # noqa: F401
-    from . import rules_atomic  # noqa: F401
+    from . import rules_atomic, rules_inline_asm  # noqa: F401
     lw = Lowering(func, arch, num_warps, facts, vectorize)
     text = lw.lower()
     return text, lw.smem_bytes
