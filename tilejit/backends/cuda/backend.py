@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .. import Backend, CompiledKernel, register_backend
 from . import target as tgt
-from .lowering import lower_function
+from .lowering import lower_kernel
 
 
 def _printer(func) -> str:
@@ -36,7 +36,12 @@ def _facts(func, options):
 
 
 class CudaKernel(CompiledKernel):
-    """A PTX kernel; ``asm`` holds 'ttir', 'llir', 'llir_opt' and 'ptx'."""
+    """A PTX kernel; ``asm`` holds 'ttir', 'llir', 'llir_opt' and 'ptx'.  With
+    ``reports`` it takes a buffer table and an error record after its own parameters
+    (sanitize mode or a ``tt.assert``; see sanitize.py) and each launch synchronises."""
+
+    reports = sanitize = False
+    _accesses = _asserts = ()
 
     def __init__(self, name, func, asm, arch, num_warps, smem_bytes):
         super().__init__(name, func, asm)
@@ -67,11 +72,15 @@ class CudaBackend(Backend):
         arch = tgt.parse_target(arch) if arch else self.default_arch()
         num_warps = int(func.attrs.get("num_warps", 4))
         facts = _facts(func, options)
-        llir, smem = lower_function(func, arch, num_warps, facts,
-                                    getattr(options, "vectorize", True) if options else True)
-        opt, ptx = tgt.llvm_to_ptx(llir, arch)
-        asm = {"ttir": _printer(func), "llir": llir, "llir_opt": opt, "ptx": ptx}
-        return CudaKernel(func.name, func, asm, arch, num_warps, smem)
+        lw = lower_kernel(func, arch, num_warps, facts,
+                          getattr(options, "vectorize", True) if options else True,
+                          sanitize=bool(getattr(options, "sanitize", False)))
+        opt, ptx = tgt.llvm_to_ptx(lw.text, arch)
+        asm = {"ttir": _printer(func), "llir": lw.text, "llir_opt": opt, "ptx": ptx}
+        kernel = CudaKernel(func.name, func, asm, arch, num_warps, lw.smem_bytes)
+        kernel.reports, kernel.sanitize = lw.reports, lw.sanitize
+        kernel._accesses, kernel._asserts = lw.accesses, lw.asserts
+        return kernel
 
     def default_arch(self) -> int:
         from .driver import current_device_arch

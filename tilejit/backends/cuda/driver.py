@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import struct
 import sys
 import threading
 
@@ -158,6 +159,11 @@ class Launcher:
             self.offsets.append(off)
             off += s
             fmt += _struct_code(t) or f"{s}s"
+        if kernel.reports:      # buffer table and error record pointers (sanitize.py)
+            pad = (off + 7) // 8 * 8 - off
+            fmt, off = fmt + "x" * pad + "QQ", off + pad
+            self.offsets += [off, off + 8]
+            sizes, off = sizes + [8, 8], off + 16
         self.slow = [i for i, t in enumerate(self.types) if _struct_code(t) is None]
         self.ptr_mask = [(1 << 64) - 1 if isinstance(t, T.PointerType) else None for t in self.types]
         self.packer = struct.Struct(fmt)
@@ -182,23 +188,33 @@ class Launcher:
             self.packer.pack_into(self.buf, 0, *values)
         except Exception:     # negative pointers, out-of-range ints: wrap as the ABI does
             vals = [T.pack_param(t, v) for t, v in zip(self.types, values)]
+            vals += [struct.pack("<Q", v) for v in values[len(self.types):]]    # report params
             for o, b in zip(self.offsets, vals):
                 ctypes.memmove(ctypes.addressof(self.buf) + o, b, len(b))
 
     def __call__(self, grid, args, stream=None, device=None, **_ignored):
         ordinal, stream0, host = _placement(args, device)
         if host:
-            return _staged_launch(self, grid, args, host)
-        self.run(get_device(ordinal), grid, args.values, stream if stream is not None else stream0)
+            rec, bufs = _staged_launch(self, grid, args, host)
+        else:
+            bufs = args.buffers
+            rec = self.run(get_device(ordinal), grid, args.values,
+                           stream if stream is not None else stream0, bufs)
+        if rec is not None and rec[0]:
+            from .sanitize import raise_record
+            raise_record(self.kernel, rec, bufs)
 
-    def run(self, dev, grid, values, stream):
+    def run(self, dev, grid, values, stream, buffers=()):
+        """Launch; with reports, synchronise and return the error record (else None)."""
         fn = self.cache.get(dev.ordinal)
         if fn is None:
             fn = self.cache[dev.ordinal] = dev.function(self.kernel)
         gx, gy, gz = grid
         if not (gx and gy and gz):
-            return
+            return None
         cu = self.cu or self._load_cu()
+        if self.kernel.reports:
+            return _reported_run(self, dev, fn, grid, values, stream, buffers)
         with _lock:
             self._pack(values)
             err, = cu.cuLaunchKernel(fn, gx, gy, gz, self.block, 1, 1, self.kernel.shared,
@@ -208,6 +224,7 @@ class Launcher:
                 dev.make_current()
                 return self.run(dev, grid, values, stream)
             check((err,))
+        return None
 
 
 _SCALARS = (int, float, bool, type(None))
@@ -296,10 +313,60 @@ def _staged_launch(launcher, grid, args, hosts):
                     if lo <= values[i] < hi or (values[i] == hi and lo < hi):
                         values[i] = int(d) + (values[i] - lo)
                         break
-        launcher.run(dev, grid, values, 0)
+        bufs = [_moved(b, staged) for b in args.buffers]
+        rec = launcher.run(dev, grid, values, 0, bufs)
         check(cu.cuCtxSynchronize())
         for lo, hi, d in staged:
             check(cu.cuMemcpyDtoH(lo, d, hi - lo))
+        return rec, bufs
     finally:
         for _lo, _hi, d in staged:
             cu.cuMemFree(d)
+
+
+def _moved(buf, staged):
+    """``buf`` at its staged device address (unchanged when not staged)."""
+    import dataclasses
+    for lo, hi, d in staged:
+        if lo <= buf.address < hi or (buf.address == hi and lo < hi):
+            return dataclasses.replace(buf, address=int(d) + (buf.address - lo))
+    return buf
+
+
+class _Reports:
+    """Per launcher and device: the device buffer table and error record (sanitize.py)."""
+
+    def __init__(self):
+        self.rec, self.table, self.table_bytes = None, None, 0
+        self.lock = threading.Lock()
+
+
+def _reported_run(launcher, dev, fn, grid, values, stream, buffers):
+    """Launch with the buffer table and a cleared error record, synchronise the stream
+    and return the record (a tuple of 6 ints; ``rec[0] == 0``: no failure)."""
+    from .sanitize import REC_WORDS, table_bytes
+    cu = launcher.cu
+    dev.make_current()
+    state = launcher.__dict__.setdefault("_reports", {}).setdefault(dev.ordinal, _Reports())
+    raw = table_bytes(buffers)
+    table = ctypes.create_string_buffer(raw, len(raw))
+    with state.lock:
+        if state.rec is None:
+            state.rec = check(cu.cuMemAlloc(REC_WORDS * 8))
+        if state.table_bytes < len(raw):
+            if state.table is not None:
+                cu.cuMemFree(state.table)
+            state.table_bytes = max(len(raw), 1024)
+            state.table = check(cu.cuMemAlloc(state.table_bytes))
+        check(cu.cuMemcpyHtoDAsync(state.table, ctypes.addressof(table), len(raw), stream))
+        check(cu.cuMemsetD8Async(state.rec, 0, REC_WORDS * 8, stream))
+        with _lock:
+            launcher._pack(list(values) + [int(state.table), int(state.rec)])
+            gx, gy, gz = grid
+            err, = cu.cuLaunchKernel(fn, gx, gy, gz, launcher.block, 1, 1, launcher.kernel.shared,
+                                     stream, launcher.params_addr, 0)
+        check((err,))
+        check(cu.cuStreamSynchronize(stream))
+        out = (ctypes.c_uint64 * REC_WORDS)()
+        check(cu.cuMemcpyDtoH(ctypes.addressof(out), state.rec, REC_WORDS * 8))
+    return tuple(int(v) for v in out)

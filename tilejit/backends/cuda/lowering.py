@@ -298,8 +298,15 @@ class Lowering:
 
 def lower_function(func, arch: int, num_warps: int = 4, facts=None, vectorize=True):
     """Lower ``func``; returns (LLVM IR text, shared-memory bytes)."""
+    lw = lower_kernel(func, arch, num_warps, facts, vectorize)
+    return lw.text, lw.smem_bytes
+
+
+def lower_kernel(func, arch: int, num_warps: int = 4, facts=None, vectorize=True, sanitize=False):
+    """Lower ``func``; returns the :class:`Lowering` (``text``, ``smem_bytes``; for
+    sanitize mode and asserts ``reports``, ``accesses``, ``asserts``: see sanitize.py)."""
     from . import rules_elementwise, rules_memory, rules_tiles, rules_reduce, rules_control  # noqa: F401
     from . import rules_atomic, rules_inline_asm  # noqa: F401
-    lw = Lowering(func, arch, num_warps, facts, vectorize)
-    text = lw.lower()
-    return text, lw.smem_bytes
+    lw = Lowering(func, arch, num_warps, facts, vectorize, sanitize)
+    lw.text = lw.lower()
+    return lw

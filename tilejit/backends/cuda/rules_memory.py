@@ -14,12 +14,13 @@ from llvmlite import ir
 from ...ir import ops
 from . import types as T
 from .lowering import RULES, Tile
+from .sanitize import check_slots, finish
 
 
 def vector_width(lw, op, ptr_value, mask_value, el) -> int:
     """Elements per vector access for ``op``'s chunks (1 = scalar accesses)."""
     lay = lw.layout(ptr_value.type)
-    if lay is None or lay.vec == 1 or lw.facts is None or not lw.vectorize:
+    if lay is None or lay.vec == 1 or lw.facts is None or not lw.vectorize or lw.sanitize:
         return 1
     size = T.mem_size(el)
     if not isinstance(el, T.PointerType) and el.kind == "bool":
@@ -141,7 +142,12 @@ def _load(lw, op):
     ptile = lw.get(op.ptr)
     masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptile.regs)
     w = vector_width(lw, op, op.ptr, op.mask, op.ptr.type.element.element)
-    return [load_tile(lw, op, ptile, masks, w)]
+    if lw.sanitize:
+        masks = check_slots(lw, op, ptile.regs, masks, T.mem_size(op.ptr.type.element.element),
+                            ptile.layout)
+    out = load_tile(lw, op, ptile, masks, w)
+    finish(lw)
+    return [out]
 
 
 def load_tile(lw, op, ptile, masks, w):
@@ -188,8 +194,11 @@ def _store(lw, op):
     w = vector_width(lw, op, op.ptr, op.mask, el)
     if lay is None:   # a scalar store: one thread writes
         masks = [_and(lw, masks[0], lw.b.icmp_unsigned("==", lw.tid, lw.i32(0)))]
+    if lw.sanitize:   # w == 1: checked lanes, each owned copy once
+        masks = check_slots(lw, op, ptrs, [_store_owned(lw, lay, s, m) for s, m in enumerate(masks)],
+                            size, lay)
     for s0 in range(0, len(ptrs), w):
-        cond = _store_owned(lw, lay, s0, masks[s0])
+        cond = masks[s0] if lw.sanitize else _store_owned(lw, lay, s0, masks[s0])
         if cond is not None and size * 8 in _REG and lw.predicated:
             predicated_store(lw, ptrs[s0], cond, vals[s0:s0 + w], size)
             continue
@@ -203,6 +212,7 @@ def _store(lw, op):
                     vec = lw.b.insert_element(vec, vals[s0 + j], lw.i32(j))
                 lw.b.store(vec, ptrs[s0]).align = w * size
         lw.guarded(cond, st)
+    finish(lw)
     return []
 
 
