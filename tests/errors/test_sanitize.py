@@ -296,13 +296,18 @@ def test_compiled_checks_agree_with_the_interpreter(size_x, size_y, n, stride, s
 
 def test_offset_checks_reach_every_backend_ahead_of_time():
     """tilejit.compile(options=Options(sanitize=True)): the overflow checks are IR, so
-    the CUDA backend gets them too (a trap; no GPU needed to see it in the PTX)."""
+    the CUDA backend gets them too (a recorded report, a CTA vote and an early return,
+    no trap; no GPU needed to see it in the PTX)."""
     sig = {"y_ptr": "*fp32", "row": "i32", "stride": "i32"}
     on = tilejit.compile(fill_rows, signature=sig, constexprs={"BLOCK": 8}, target="cuda:90",
                          options=Options(sanitize=True))
     off = tilejit.compile(fill_rows, signature=sig, constexprs={"BLOCK": 8}, target="cuda:90",
                           options=Options())
-    assert "trap;" in on.asm["ptx"] and "trap;" not in off.asm["ptx"]
+    ptx_on, ptx_off = on.asm["ptx"], off.asm["ptx"]
+    assert "bar.red.or.pred" in ptx_on and "atom.relaxed.sys.global.cas.b64" in ptx_on
+    assert "trap;" not in ptx_on
+    for check in ("bar.red", "atom.", "trap;", "tj_inbounds", "_param_3"):
+        assert check not in ptx_off, check
     cpu = tilejit.compile(fill_rows, signature=sig, constexprs={"BLOCK": 8}, target="cpu",
                           options=Options(sanitize=True))
     assert "tj_inbounds" in cpu.asm["llir"]
