@@ -14,6 +14,7 @@ from ..llvm.atomics import emit_cas, emit_rmw
 from . import types as T
 from .lowering import RULES, Tile
 from .rules_memory import _masked_value
+from .sanitize import check_slots, finish
 
 
 def _conds(lw, lay, masks):
@@ -53,9 +54,12 @@ def _lower(lw, op, per_slot, masks):
         # (a lock released by atomic_xchg after stores, as in layer-norm backward)
         lw.barrier()
     conds = _conds(lw, lay, masks)
+    conds = check_slots(lw, op, ptile.regs, conds, T.mem_size(el), lay)    # sanitize mode only
     zero = T.const(el, 0)
     olds = [_masked_value(lw, c, lambda s=s: per_slot(s), zero) for s, c in enumerate(conds)]
-    return [Tile(_share(lw, lay, conds, olds, el), lay)]
+    out = Tile(_share(lw, lay, conds, olds, el), lay)
+    finish(lw)
+    return [out]
 
 
 @RULES.register(ops.AtomicRMWOp)
