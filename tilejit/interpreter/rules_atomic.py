@@ -43,10 +43,7 @@ def _run_lanes(ctx, op, ptr, lanes_fn, mask):
     if addrs.size:
         fail = _oob(ctx, op, lanes, pointee)
         idx = np.arange(addrs.size) if lanes is None else lanes
-        if np.unique(addrs).size == addrs.size:
-            groups = [np.arange(addrs.size)]
-        else:
-            groups = [np.array([i]) for i in range(addrs.size)]
+        groups = _rounds(addrs)
         for g in groups:
             a = addrs[g]
             old = np.asarray(ctx.memory.load(a, pointee, fail))
@@ -79,6 +76,20 @@ def _atomic_cas(ctx, op, vals):
         same = old.view(_bits(old)) == np.asarray(c).astype(old.dtype).view(_bits(old))
         return np.where(same, flatv[li], old)
     return _run_lanes(ctx, op, ptr, new, None)
+
+
+def _rounds(addrs):
+    """Lane groups with distinct addresses: round k holds the k-th lane (in lane
+    order) of every address, so applying the rounds in order is lane order per address."""
+    order = np.argsort(addrs, kind="stable")
+    sorted_addrs = addrs[order]
+    starts = np.r_[True, sorted_addrs[1:] != sorted_addrs[:-1]]
+    first = np.maximum.accumulate(np.where(starts, np.arange(addrs.size), 0))
+    rank = np.empty(addrs.size, dtype=np.int64)
+    rank[order] = np.arange(addrs.size) - first
+    if rank.max(initial=0) == 0:
+        return [np.arange(addrs.size)]
+    return [np.flatnonzero(rank == k) for k in range(int(rank.max()) + 1)]
 
 
 def _bits(a):
