@@ -197,7 +197,7 @@ class Launcher:
         if host:
             rec, bufs = _staged_launch(self, grid, args, host)
         else:
-            bufs = args.buffers
+            bufs = args.buffers if self.kernel.reports else ()
             rec = self.run(get_device(ordinal), grid, args.values,
                            stream if stream is not None else stream0, bufs)
         if rec is not None and rec[0]:
@@ -313,7 +313,7 @@ def _staged_launch(launcher, grid, args, hosts):
                     if lo <= values[i] < hi or (values[i] == hi and lo < hi):
                         values[i] = int(d) + (values[i] - lo)
                         break
-        bufs = [_moved(b, staged) for b in args.buffers]
+        bufs = [_moved(b, staged) for b in args.buffers] if launcher.kernel.reports else ()
         rec = launcher.run(dev, grid, values, 0, bufs)
         check(cu.cuCtxSynchronize())
         for lo, hi, d in staged:

@@ -1,0 +1,237 @@
+"""CPU tier of sanitize mode / device_assert reports on the CUDA backend (no GPU).
+
+* PTX: sanitized kernels (and kernels holding a ``tt.assert``) take a buffer table and
+  an error record after their own parameters, check every masked-in access, claim the
+  record with ``atom.cas`` and leave through a CTA vote (``bar.red.or``), never a trap;
+  ptxas (when installed) assembles them for sm_80 and sm_90.  Plain kernels have none
+  of it.
+* Host: with a stand-in for the CUDA driver whose "device memory" is host memory, the
+  launcher passes the table and record, and turns a record written by the "kernel"
+  into the CPU backend's errors (line, program id, lane, address, nearest buffer).
+"""
+import ctypes
+import os
+import re
+import struct
+import sys
+
+import numpy as np
+import pytest
+
+import tilejit
+from tilejit.backends import Buffer, LaunchArgs
+from tilejit.backends.cpu.sanitize import OOB_BASE
+from tilejit.backends.cuda import driver
+from tilejit.backends.cuda import target as tgt
+from tilejit.runtime.options import Options
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "errors"))
+from test_device_assert import masked_assert, scalar_assert  # noqa: E402
+from test_sanitize import (_line, fill_rows, histogram, row_sum, shifted_copy,  # noqa: E402
+                           store_past)
+
+SIGS = {
+    "shifted_copy": (shifted_copy, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "shift": "i32"},
+                     {"BLOCK": 128}),
+    "store_past": (store_past, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "extra": "i32"},
+                   {"BLOCK": 128}),
+    "row_sum": (row_sum, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n_rows": "i32", "n_cols": "i32",
+                          "stride": "i32"}, {"BLOCK": 16}),
+    "histogram": (histogram, {"idx_ptr": "*i32", "hist_ptr": "*i32", "n": "i32"}, {"BLOCK": 8}),
+    "fill_rows": (fill_rows, {"y_ptr": "*fp32", "row": "i32", "stride": "i32"}, {"BLOCK": 8}),
+    "masked_assert": (masked_assert, {"x_ptr": "*i32", "n": "i32"}, {"BLOCK": 16}),
+    "scalar_assert": (scalar_assert, {"x_ptr": "*i32", "n": "i32"}, {}),
+}
+CHECKS = ("bar.red.or.pred", "atom.relaxed.sys.global.cas.b64")
+
+
+def _compile(name, sanitize, arch=90, **sig_over):
+    fn, sig, consts = SIGS[name]
+    return tilejit.compile(fn, signature=sig, constexprs=consts, target=f"cuda:{arch}",
+                           options=Options(sanitize=sanitize))
+
+
+def _nparams(ptx, name):
+    return len(re.findall(rf"\b{name}_param_\d+", ptx.split(")")[0]))
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("name", sorted(SIGS))
+def test_sanitized_ptx_has_checks_and_assembles(name, arch):
+    k = _compile(name, True, arch)
+    ptx = k.asm["ptx"]
+    nargs = len(SIGS[name][1])
+    assert k.reports and _nparams(ptx, name) == nargs + 2
+    for check in CHECKS:
+        assert check in ptx, check
+    assert "trap;" not in ptx
+    assert len(k._accesses) == sum(op.name in ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas")
+                                   for op in k.func.walk())
+    if tgt.find_ptxas():
+        tgt.ptxas(ptx, arch)
+
+
+@pytest.mark.parametrize("name", ["shifted_copy", "store_past", "row_sum", "histogram", "fill_rows"])
+def test_plain_ptx_has_no_checks_and_no_extra_params(name):
+    k = _compile(name, False)
+    ptx = k.asm["ptx"]
+    assert not k.reports and _nparams(ptx, name) == len(SIGS[name][1])
+    for check in CHECKS + ("trap;", "tj_inbounds", "tj_report"):
+        assert check not in ptx, check
+    assert "bar.red" not in ptx
+
+
+def test_assert_reports_without_sanitize_and_no_bounds_checks():
+    k = _compile("masked_assert", False)
+    ptx = k.asm["ptx"]
+    assert k.reports and not k.sanitize and _nparams(ptx, "masked_assert") == 2 + 2
+    assert "trap;" not in ptx and "bar.red.or.pred" in ptx and "atom.relaxed.sys.global.cas.b64" in ptx
+    assert k._accesses == [] and [op.msg for op in k._asserts] == ["negative input"]
+
+
+def test_sanitized_accesses_are_not_vectorised():
+    fn, sig, consts = SIGS["store_past"]
+    div = ("x_ptr", "y_ptr", "n", "extra")
+    consts = {"BLOCK": 1024}                     # 8 elements per thread
+    plain = tilejit.compile(fn, signature=sig, constexprs=consts, target="cuda:90",
+                            divisible_by_16=div, options=Options())
+    checked = tilejit.compile(fn, signature=sig, constexprs=consts, target="cuda:90",
+                              divisible_by_16=div, options=Options(sanitize=True))
+    assert ".v4" in plain.asm["ptx"]
+    assert ".v4" not in checked.asm["ptx"] and ".v2" not in checked.asm["ptx"]
+
+
+# ---------------------------------------------------------------- host side, fake driver
+class FakeDriver:
+    """Device memory is host memory; ``cuLaunchKernel`` calls ``self.kernel(table,
+    record_address)`` with the table read from the packed parameters."""
+
+    def __init__(self, kernel, nargs):
+        self.kernel, self.nargs = kernel, nargs
+        self.mem, self.launches = [], 0
+
+    def cuMemAlloc(self, n):
+        buf = ctypes.create_string_buffer(n)
+        self.mem.append(buf)
+        return 0, ctypes.addressof(buf)
+
+    def cuMemFree(self, d):
+        return (0,)
+
+    def cuMemcpyHtoDAsync(self, dst, src, n, stream):
+        ctypes.memmove(int(dst), src, n)
+        return (0,)
+
+    def cuMemsetD8Async(self, dst, v, n, stream):
+        ctypes.memset(int(dst), v, n)
+        return (0,)
+
+    def cuStreamSynchronize(self, stream):
+        return (0,)
+
+    def cuMemcpyDtoH(self, dst, src, n):
+        ctypes.memmove(dst, int(src), n)
+        return (0,)
+
+    def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        self.launches += 1
+        ptrs = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+        table_p = ctypes.c_uint64.from_address(ptrs[self.nargs]).value
+        rec_p = ctypes.c_uint64.from_address(ptrs[self.nargs + 1]).value
+        count = ctypes.c_uint64.from_address(table_p).value
+        table = [ctypes.c_uint64.from_address(table_p + 8 * i).value for i in range(1, 1 + 2 * count)]
+        self.kernel([tuple(table[i:i + 2]) for i in range(0, len(table), 2)], rec_p)
+        return (0,)
+
+
+class FakeDevice:
+    ordinal = 0
+
+    def function(self, kernel):
+        return "fn"
+
+    def make_current(self):
+        pass
+
+
+def _launch(monkeypatch, k, arrays, device_kernel):
+    fake = FakeDriver(device_kernel, len(k.func.arguments))
+    monkeypatch.setattr(driver, "_placement", lambda args, device: (0, 0, []))
+    monkeypatch.setattr(driver, "get_device", lambda ordinal: FakeDevice())
+    launcher = driver.Launcher(k)
+    launcher.cu = fake
+    values, bufs = [], []
+    for a, x in zip(k.func.arguments, arrays):
+        if isinstance(x, np.ndarray):
+            values.append(x.ctypes.data)
+            bufs.append(Buffer(a.name, x.ctypes.data, x.nbytes, x.itemsize))
+        else:
+            values.append(x)
+    launcher((4, 1, 1), LaunchArgs(values, bufs, list(arrays)))
+    return fake
+
+
+def _write(rec_p, words):
+    for i, w in enumerate(words):
+        ctypes.c_uint64.from_address(rec_p + 8 * i).value = w
+
+
+def test_host_passes_the_buffer_table_and_raises_the_recorded_access(monkeypatch):
+    k = _compile("shifted_copy", True)
+    x, y = np.arange(100, dtype=np.float32), np.zeros(100, np.float32)
+    seen = []
+
+    def device(table, rec_p):
+        seen.append(table)
+        _write(rec_p, [OOB_BASE + 0, 3, 0, 0, 3, x.ctypes.data + 400])   # x[100], lane 3 of program 3
+
+    with pytest.raises(tilejit.OutOfBoundsError) as ei:
+        _launch(monkeypatch, k, [x, y, 100, 1], device)
+    assert seen == [[(x.ctypes.data, x.ctypes.data + 400), (y.ctypes.data, y.ctypes.data + 400)]]
+    e = ei.value
+    assert e.program_id == (3, 0, 0) and e.lane == 3 and e.address == x.ctypes.data + 400
+    msg = str(e)
+    assert f"test_sanitize.py:{_line(shifted_copy, 'tl.load')}" in msg
+    assert "shifted_copy" in msg and "out-of-bounds load of fp32" in msg
+    assert "nearest buffer 'x_ptr'" in msg and "0 bytes past its end" in msg
+
+
+def test_host_clean_record_raises_nothing_and_is_cleared_each_launch(monkeypatch):
+    k = _compile("shifted_copy", True)
+    x, y = np.arange(100, dtype=np.float32), np.zeros(100, np.float32)
+    records = []
+
+    def device(table, rec_p):
+        records.append([ctypes.c_uint64.from_address(rec_p + 8 * i).value for i in range(6)])
+        if len(records) == 1:
+            _write(rec_p, [OOB_BASE + 1, 1, 2, 0, 7, y.ctypes.data + 400])  # first launch fails
+
+    with pytest.raises(tilejit.OutOfBoundsError) as ei:
+        _launch(monkeypatch, k, [x, y, 100, 0], device)
+    assert "out-of-bounds store" in str(ei.value) and ei.value.program_id == (1, 2, 0)
+    assert f":{_line(shifted_copy, 'tl.store')}" in str(ei.value)
+    _launch(monkeypatch, k, [x, y, 100, 0], device)             # cleared record: no error
+    assert records[1] == [0] * 6
+
+
+def test_host_raises_device_assert_and_offset_overflow(monkeypatch):
+    k = _compile("masked_assert", False)
+    x = np.arange(50, dtype=np.int32)
+    with pytest.raises(tilejit.interpreter.DeviceAssertError) as ei:
+        _launch(monkeypatch, k, [x, 50], lambda t, r: _write(r, [1, 2, 0, 0, 0, 0]))
+    assert ei.value.program_id == (2, 0, 0) and isinstance(ei.value, AssertionError)
+    assert "negative input" in str(ei.value)
+    assert f":{_line(masked_assert, 'device_assert')}" in str(ei.value)
+    k = _compile("fill_rows", True)
+    y = np.zeros(16, np.float32)
+    code = 1 + next(i for i, op in enumerate(k._asserts) if op.msg.startswith("int32 offset"))
+    with pytest.raises(tilejit.OffsetOverflowError) as ei:
+        _launch(monkeypatch, k, [y, 65536, 65536], lambda t, r: _write(r, [code, 0, 0, 0, 0, 0]))
+    assert f":{_line(fill_rows, 'tl.store')}" in str(ei.value) and "'*' wrapped" in str(ei.value)
+
+
+def test_record_layout_matches_the_lowering():
+    from tilejit.backends.cuda.sanitize import REC_WORDS, table_bytes
+    assert REC_WORDS == 6
+    raw = table_bytes([Buffer("a", 16, 8), Buffer("b", 64, 4)])
+    assert struct.unpack("<5Q", raw) == (2, 16, 24, 64, 68)
