@@ -11,6 +11,7 @@ from tilejit.backends.cuda import target as tgt
 from tests.e2e import test_atomics as A
 from tests.e2e import test_block_pointers as B
 from tests.e2e import test_scans as S
+from tests.e2e import test_libdevice_more as L
 
 needs_ptxas = pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
 
@@ -44,6 +45,7 @@ CASES = {
     "histogram_builtin": (S.histogram_builtin_kernel, {0: "*i32", 1: "*i32", 2: "i32"},
                           {"N": 128, "BINS": 16}, None),
     "gather": (S.gather_kernel, {0: "*fp32", 1: "*i32", 2: "*fp32"}, {"R": 4, "C": 16, "M": 8}, None),
+    "libdevice_more": (L.fns_kernel, {0: "*fp32", 1: "*fp32", 2: "*fp32", 3: "*i32"}, {"N": 64}, None),
     "tensor_desc": (B.desc_kernel, {0: "*fp32", 1: "*fp32", 2: "i32", 3: "i32"}, {"BM": 16, "BN": 8}, None),
 }
 
