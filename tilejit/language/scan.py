@@ -3,11 +3,11 @@
 * ``reduce_tree``: a pairwise tree along the axis (reshape to ``(n/2, 2)``, split,
   combine) — ``log2(n)`` applications of the combine function, O(n) work, exact
   data movement (split is an xor reduction over the bit patterns).
-* ``scan``: element ``j`` of an inclusive scan is the tree reduction of the
-  elements ``0..j``; all ``n`` prefixes are reduced at once over an ``n x n`` tile
-  whose lanes carry a "valid" flag (no identity element is needed, so any
-  associative combine works).  O(n^2) work.  ``reverse`` flips, scans, flips back
-  (as Triton does).
+* ``scan``: recursive pairing along the axis — scan the sums of pairs ``(2k,
+  2k+1)`` (the odd outputs), then each even output is the previous odd output
+  combined with its element; the shift by one is itself splits and interleaves.
+  O(n) work, O(log^2 n) ops, no identity element needed.  ``reverse`` flips, scans,
+  flips back (as Triton does).
 * ``histogram``: counts by comparison against every bin (O(n * bins)).
 
 Combine functions here are Python callables ``combine(a: tuple, b: tuple) -> tuple``;
@@ -116,22 +116,47 @@ def scan(inputs, axis, combine, reverse=False):
     if reverse:
         flipped = tuple(st.flip(x, axis) for x in inputs)
         return tuple(st.flip(o, axis) for o in scan(flipped, axis, combine, False))
-    shape = inputs[0].shape
-    n = shape[axis]
-    if n == 1:
+    if inputs[0].shape[axis] == 1:
         return inputs
-    shape2 = shape[:axis] + (n, n) + shape[axis + 1:]
-    wide = tuple(st.broadcast_impl_shape(st.expand_dims(x, axis), shape2) for x in inputs)
-    valid = sem.compare(st._axis_index(shape2, axis + 1), st._axis_index(shape2, axis), "le")
+    perm = tuple(d for d in range(rank) if d != axis) + (axis,)
+    inv = tuple(perm.index(d) for d in range(rank))
+    xs = tuple(st.permute(x, perm) for x in inputs)
+    out = _scan_last(xs, combine, xs[0].shape[:-1])
+    return tuple(st.permute(o, inv) for o in out)
 
-    def flagged(a, b):
-        va, vb = a[0], b[0]
-        both = sem.logical_and(va, vb)
-        res = _apply(combine, a[1:], b[1:], a[1:])
-        vals = tuple(st.where(both, r, st.where(va, x, y)) for r, x, y in zip(res, a[1:], b[1:]))
-        return (sem.logical_or(va, vb),) + vals
-    out = reduce_tree((valid,) + wide, axis + 1, flagged)
-    return out[1:]
+
+def _pairs(xs, lead):
+    """Elements 2k and 2k+1 of the last dim of each tile: (evens, odds)."""
+    n = xs[0].shape[-1]
+    parts = [_split_last(st.reshape(x, lead + (n // 2, 2))) for x in xs]
+    return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
+
+
+def _interleave(evens, odds):
+    return tuple(st.interleave(e, o) for e, o in zip(evens, odds))
+
+
+def _scan_last(xs, combine, lead):
+    """Scan along the last dim: scan the pair sums (odd outputs), then each even
+    output is the previous odd output combined with its element.  O(n) work."""
+    if xs[0].shape[-1] == 1:
+        return xs
+    los, his = _pairs(xs, lead)
+    t = _scan_last(_apply(combine, los, his, los), combine, lead)
+    prev = _shift_last(t, lead)
+    ev = _apply(combine, prev, los, los)
+    first = sem.compare(st._axis_index(los[0].shape, len(lead)), 0, "eq")
+    ev = tuple(st.where(first, lo, e) for lo, e in zip(los, ev))
+    return _interleave(ev, t)
+
+
+def _shift_last(ts, lead):
+    """``s[k] = t[k-1]`` along the last dim (``s[0]`` unspecified), from splits and
+    interleaves: s[2j+1] = t[2j] and s[2j] = shift(t[odd])[j]."""
+    if ts[0].shape[-1] == 1:
+        return ts
+    evens, odds = _pairs(ts, lead)
+    return _interleave(_shift_last(odds, lead), evens)
 
 
 def _scan_dtype(x):
