@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import tilejit
+import tilejit.language as tl
 from tilejit.backends import Buffer, LaunchArgs
 from tilejit.backends.cpu.sanitize import OOB_BASE
 from tilejit.backends.cuda import driver
@@ -235,3 +236,20 @@ def test_record_layout_matches_the_lowering():
     assert REC_WORDS == 6
     raw = table_bytes([Buffer("a", 16, 8), Buffer("b", 64, 4)])
     assert struct.unpack("<5Q", raw) == (2, 16, 24, 64, 68)
+
+
+@tilejit.jit
+def _const_assert(x_ptr, n, BLOCK: tl.constexpr):
+    tl.device_assert(BLOCK > 0, "never fails")
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 1.0, mask=offs < n)
+
+
+def test_assert_that_always_holds_keeps_the_plain_kernel():
+    sig = {"x_ptr": "*fp32", "n": "i32"}
+    k = tilejit.compile(_const_assert, signature=sig, constexprs={"BLOCK": 32}, target="cuda:90",
+                        options=Options())
+    assert any(op.name == "tt.assert" for op in k.func.walk())
+    assert not k.reports and _nparams(k.asm["ptx"], "_const_assert") == 2
+    for check in CHECKS + ("trap;",):
+        assert check not in k.asm["ptx"]

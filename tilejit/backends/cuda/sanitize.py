@@ -28,9 +28,22 @@ REC_WORDS = 6
 CHECK_FN, REPORT_FN = "tj_inbounds", "tj_report"
 
 
+def always_holds(op) -> bool:
+    """``tt.assert`` of a constant true condition (e.g. ``tl.device_assert(BLOCK > 0)``)."""
+    d = getattr(op.cond, "op", None)
+    if not isinstance(d, ops.ConstantOp):
+        return False
+    try:
+        return bool(d.value)
+    except Exception:
+        return False
+
+
 def wants_reports(func, sanitize: bool) -> bool:
-    """Whether the kernel takes the table and record parameters."""
-    return bool(sanitize) or any(isinstance(op, ops.DeviceAssertOp) for op in func.walk())
+    """Whether the kernel takes the table and record parameters: in sanitize mode,
+    or when it holds a ``tt.assert`` that can fail."""
+    return bool(sanitize) or any(isinstance(op, ops.DeviceAssertOp) and not always_holds(op)
+                                 for op in func.walk())
 
 
 def _i64(v):
