@@ -253,3 +253,26 @@ def test_assert_that_always_holds_keeps_the_plain_kernel():
     assert not k.reports and _nparams(k.asm["ptx"], "_const_assert") == 2
     for check in CHECKS + ("trap;",):
         assert check not in k.asm["ptx"]
+
+
+def _ptx_kernels():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import test_cuda_ptx
+    return test_cuda_ptx.KERNELS
+
+
+@pytest.mark.parametrize("name", sorted(_ptx_kernels()))
+def test_every_ptx_suite_kernel_compiles_checked(name):
+    """The PTX suite's kernels (dots with mma, reductions, loops, atomics, prints) with
+    bounds checks: every access is checked, the PTX assembles for sm_90."""
+    from tilejit.backends.cuda.backend import CudaBackend
+    f = _ptx_kernels()[name]()
+    f.attrs["target"] = "cuda:90"
+    k = CudaBackend().compile(f, Options(sanitize=True))
+    n_access = sum(op.name in ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas")
+                   for op in f.walk())
+    assert len(k._accesses) == n_access
+    assert ("bar.red.or.pred" in k.ptx) == bool(n_access or k._asserts)
+    assert "trap;" not in k.ptx
+    if tgt.find_ptxas():
+        tgt.ptxas(k.ptx, 90)
