@@ -140,10 +140,10 @@ def test_gpu_write_past_the_end_writes_nothing_past_the_bound():
     assert f"test_sanitize.py:{_line(store_past, 'tl.store')}" in str(e)
     assert e.program_id == (0, 0, 0) and 100 <= e.lane < 120
     assert (big[100:] == -7.0).all()                   # nothing written past y's end
-    with _gpu():                                       # the context survived; unchecked: scribbles
-        big2 = np.full(128, -7.0, np.float32)
-        store_past[(1,)](x, big2[:100], 100, 20, BLOCK=128)
-    assert (big2[100:120] == 0.0).all() and (big2[120:] == -7.0).all()
+    with _gpu():      # the context survived: an unchecked launch runs and computes as before
+        y2 = np.full(100, -7.0, np.float32)
+        store_past[(1,)](x, y2, 100, 0, BLOCK=128)
+    np.testing.assert_array_equal(y2, x[:100])
 
 
 def test_gpu_stride_bug_and_in_bounds_results():
