@@ -39,10 +39,25 @@ def test_fast_binder_matches_general_binding(case):
     x = np.arange(64, dtype=np.float32)
     o = np.zeros_like(x)
     vals = CASES[case](x, o)
-    keys, consts, values, raw = fast(vals)
+    keys, consts, values, raw, on_gpu = fast(vals)
     gkeys, gconsts, gvalues = _general_key(launcher, vals)
     assert keys == gkeys and consts == gconsts and values == gvalues
-    assert [r[1] for r in raw] == values[:2]
+    assert [r[1] for r in raw] == values[:2] and not on_gpu
+
+
+def test_fast_binder_matches_general_binding_for_torch_tensors():
+    torch = pytest.importorskip("torch")
+    launcher = Launcher(_scale)
+    fast = make_fast_binder(launcher.plan)
+    for dtype in (torch.float32, torch.float16, torch.int64, torch.bool):
+        x = torch.zeros(64, dtype=dtype)
+        for vals in ((x, x, 32, 2.0, 16, True), (x[1:], x[1:], 7, 1.5, 16, 3)):
+            keys, consts, values, raw, on_gpu = fast(vals)
+            assert (keys, consts, values) == _general_key(launcher, vals) and not on_gpu
+            assert raw[0] == ("x_ptr", x.data_ptr() + (vals[0].data_ptr() - x.data_ptr()),
+                              vals[0].nbytes, vals[0].element_size())
+    assert fast((x.view(8, 8).t(), x, 8, 1.0, 16, True)) is None    # non-contiguous: general path
+    assert fast((x, np.zeros(4, np.float32), 8, 1.0, 16, True)) is not None   # both on the host
 
 
 def test_fast_binder_declines_unusual_arguments():

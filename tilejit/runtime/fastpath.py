@@ -10,6 +10,7 @@ and the launch takes the general path.
 from __future__ import annotations
 
 import ctypes
+import sys
 
 import numpy as np
 
@@ -26,6 +27,15 @@ def _array_lines(i, name, spec):
         "        except (TypeError, ValueError, BufferError): return None",
         f"        k{i} = (d{i}, {align}, 'cpu')",
         f"        raw.append(({name!r}, a{i}, v{i}.nbytes, v{i}.itemsize))",
+        "        host = True",
+        f"    elif t{i} is Tensor:",       # contiguous torch tensors, on the host or a GPU
+        f"        d{i} = TORCH_PTR.get(v{i}.dtype)",
+        f"        if d{i} is None or not v{i}.is_contiguous(): return None",
+        f"        a{i} = v{i}.data_ptr()",
+        f"        if v{i}.is_cuda: gpu = True; k{i} = (d{i}, {align}, 'cuda')",
+        f"        elif v{i}.device.type == 'cpu': host = True; k{i} = (d{i}, {align}, 'cpu')",
+        "        else: return None",
+        f"        raw.append(({name!r}, a{i}, v{i}.nbytes, v{i}.element_size()))",
     ]
 
 
@@ -43,10 +53,33 @@ def _scalar_lines(i, spec):
     ]
 
 
+class _NoTensor:
+    """Stands for torch.Tensor while torch is not imported (no value has this type)."""
+
+
+def _torch_names() -> dict:
+    """torch.Tensor and its dtype -> pointer-name table, if torch is already imported
+    (the fast path never imports torch itself)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not hasattr(torch, "Tensor"):
+        return {"Tensor": _NoTensor, "TORCH_PTR": {}}
+    from .arrays import _TORCH_DTYPES
+    table = {}
+    for name, dt in _TORCH_DTYPES.items():
+        tdt = getattr(torch, name.split(".")[1], None)
+        if tdt is not None:
+            table[tdt] = "*" + dt
+    return {"Tensor": torch.Tensor, "TORCH_PTR": table}
+
+
+def torch_is_imported() -> bool:
+    return "torch" in sys.modules
+
+
 def make_fast_binder(plan):
     """``plan``: [(name, is_constexpr, specialize)] -> ``fast(vals)`` returning
-    ``(keys, consts, values, raw_buffers)`` or ``None`` (take the general path)."""
-    lines = ["def fast(vals):", "    raw = []"]
+    ``(keys, consts, values, raw_buffers, on_gpu)`` or ``None`` (take the general path)."""
+    lines = ["def fast(vals):", "    raw = []", "    host = gpu = False"]
     unpack = ", ".join(f"v{i}" for i in range(len(plan)))
     lines.append(f"    ({unpack},) = vals" if plan else "    pass")
     keys, consts, values = [], [], []
@@ -64,9 +97,10 @@ def make_fast_binder(plan):
         keys.append(f"k{i}")
         values.append(f"a{i}")
     tup = lambda xs: "(" + "".join(x + ", " for x in xs) + ")"   # noqa: E731
-    lines.append(f"    return {tup(keys)}, {tup(consts)}, [{', '.join(values)}], raw")
+    lines.append("    if host and gpu: return None")      # mixed devices: the general path reports
+    lines.append(f"    return {tup(keys)}, {tup(consts)}, [{', '.join(values)}], raw, gpu")
     namespace = {"ndarray": np.ndarray, "addressof": ctypes.addressof,
-                 "from_buffer": ctypes.c_char.from_buffer}
+                 "from_buffer": ctypes.c_char.from_buffer, **_torch_names()}
     from .launcher import _NP_PTR
     namespace["NP_PTR"] = _NP_PTR
     exec(compile("\n".join(lines), "<tilejit fast binder>", "exec"), namespace)

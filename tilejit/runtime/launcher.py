@@ -14,7 +14,7 @@ from .launch import LAUNCH_OPTIONS, binder_for, choose_backend, normalize_grid
 from . import recompile as _recompile
 from .options import get_options
 from .validate import check_devices, check_grid, needs_grid_check, with_sanitize
-from .fastpath import make_fast_binder
+from .fastpath import make_fast_binder, torch_is_imported
 
 _EMPTY = inspect.Parameter.empty
 _from_buffer = ctypes.c_char.from_buffer
@@ -85,6 +85,8 @@ class Launcher:
         self._opt_token = None
         self._backend = None
         self._fast = None          # generated binder (runtime/fastpath.py), made on first launch
+        self._fast_torch = False   # whether that binder knows torch.Tensor
+        self._gpu_backend = None
 
     # ------------------------------------------------------------ binding
     def bind(self, args, kwargs) -> list:
@@ -126,21 +128,23 @@ class Launcher:
             if vals is not None and len(vals) == self.nparams:
                 bound = self._fast(vals)
                 if bound is not None:
-                    keys, consts, values, raw = bound
-                    kernel = self.cache.get((keys, consts, (), self._opt_token, self._backend))
+                    keys, consts, values, raw, on_gpu = bound
+                    backend = self._gpu_backend if on_gpu else self._backend
+                    kernel = self.cache.get((keys, consts, (), self._opt_token, backend))
                     g = _simple_grid(grid)
                     if kernel is not None and g is not None:
                         if g[0] and g[1] and g[2]:
                             if needs_grid_check(g):
-                                check_grid(g, self.name, self._backend)
+                                check_grid(g, self.name, backend)
                             kernel.launch(g, LaunchArgs(values, None, vals, raw))
                         return kernel
         return self.call_general(args, kwargs, grid, warmup)
 
     def call_general(self, args, kwargs, grid, warmup=False):
         """Every launch the fast path does not take: binding by the general rules."""
-        if self._fast is None:
+        if self._fast is None or (not self._fast_torch and torch_is_imported()):
             self._fast = make_fast_binder(self.plan)
+            self._fast_torch = torch_is_imported()
         lopts = ()
         sanitize = None
         if kwargs and not kwargs.keys() <= self.param_set:
@@ -167,6 +171,8 @@ class Launcher:
             self._options = options
             self._opt_token = _OPTION_TOKENS.setdefault(options, len(_OPTION_TOKENS))
             self._backend = choose_backend(options, "cpu")
+            gpu = choose_backend(options, "cuda")
+            self._gpu_backend = gpu if gpu == "cuda" else None   # else: the general path errs
         if device == "cpu":
             backend = self._backend
         else:
