@@ -38,6 +38,19 @@ class KernelInterface:
         return functools.partial(self.run, grid=grid)
 
 
+class _GridLaunch:
+    """``kernel[grid]`` for a JITFunction: ``(*args, **kwargs)`` launches."""
+
+    __slots__ = ("launcher", "grid")
+
+    def __init__(self, launcher, grid):
+        self.launcher = launcher
+        self.grid = grid
+
+    def __call__(self, *args, **kwargs):
+        return self.launcher(args, kwargs, self.grid)
+
+
 class JITFunction(KernelInterface):
     def __init__(self, fn, *, do_not_specialize=(), debug=None, noinline=False, repr=None,
                  launch_metadata=None):
@@ -67,6 +80,14 @@ class JITFunction(KernelInterface):
         raise RuntimeError(
             f"{self.__name__} is a @tilejit.jit kernel: launch it as {self.__name__}[grid](...), "
             "or call it from inside another kernel")
+
+    def __getitem__(self, grid):
+        """``kernel[grid]``: a launcher calling straight into the per-kernel binder."""
+        launcher = self._launcher
+        if launcher is None:
+            from .launcher import Launcher
+            launcher = self._launcher = Launcher(self)
+        return _GridLaunch(launcher, grid)
 
     def run(self, *args, grid, **kwargs):
         """Bind arguments, compile (cached) and launch over ``grid``."""
