@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.types import DType, PointerType, bfloat16, float16, float32
+from ..ir.fp8 import fmt_of as _fp8_fmt, f32_to_fp8, fp8_to_f32
 
 F32 = np.dtype(np.float32)
 U16 = np.dtype(np.uint16)
@@ -75,6 +76,8 @@ def to_scalar(value, elem):
         return np.uint64(int(value) & 0xFFFFFFFFFFFFFFFF)
     if elem is bfloat16:
         return f32_to_bf16(np.float32(value))[()]
+    if _fp8_fmt(elem) is not None:
+        return f32_to_fp8(np.float32(value), _fp8_fmt(elem))[()]
     dt = storage(elem)
     if elem.kind in ("int", "uint"):
         bits = elem.bits
@@ -138,6 +141,11 @@ def cast(x, src, dst):
         if dst.kind == "bool":
             return np.not_equal(x, 0)
         return np.asarray(x).astype(storage(dst))
+    src8, dst8 = _fp8_fmt(src), _fp8_fmt(dst)
+    if src8 is not None:        # exact via float32 (semantic allows only float targets)
+        return cast(fp8_to_f32(x, src8), float32, dst)
+    if dst8 is not None:        # fp16/bf16/fp32 -> float32 is exact: one rounding
+        return f32_to_fp8(cast(x, src, float32), dst8)
     if dst.kind == "bool":
         return np.not_equal(decode(x, src), 0)
     if src.kind == "float":

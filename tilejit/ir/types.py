@@ -45,6 +45,9 @@ class DType:
     def is_bf16(self) -> bool:
         return self is bfloat16
 
+    def is_fp8(self) -> bool:
+        return self.kind == "float" and self.bits == 8
+
     def is_fp32(self) -> bool:
         return self is float32
 
@@ -198,18 +201,23 @@ float16 = _dt("fp16", "float", 16)
 bfloat16 = _dt("bf16", "float", 16)
 float32 = _dt("fp32", "float", 32)
 float64 = _dt("fp64", "float", 64)
+float8e5 = _dt("fp8e5", "float", 8)       # e5m2 (IEEE-like inf/NaN), stored as uint8 bits
+float8e4nv = _dt("fp8e4nv", "float", 8)   # e4m3fn (no inf, NaN = S.1111.111), stored as uint8 bits
+FP8_DTYPES = (float8e5, float8e4nv)
 
 ALL_DTYPES = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
               float16, bfloat16, float32, float64)
-_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NAME = {d.name: d for d in ALL_DTYPES + FP8_DTYPES}
 _ALIASES = {"i1": int1, "bool": int1, "i8": int8, "i16": int16, "i32": int32, "i64": int64,
             "u8": uint8, "u16": uint16, "u32": uint32, "u64": uint64,
             "float16": float16, "bfloat16": bfloat16, "float32": float32, "float64": float64,
-            "f16": float16, "f32": float32, "f64": float64}
+            "f16": float16, "f32": float32, "f64": float64,
+            "float8e5": float8e5, "float8e4nv": float8e4nv, "fp8e4m3fn": float8e4nv,
+            "fp8e5m2": float8e5}
 _NUMPY_NAMES = {"int1": "bool", "int8": "int8", "int16": "int16", "int32": "int32",
                 "int64": "int64", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32",
                 "uint64": "uint64", "fp16": "float16", "bf16": "uint16", "fp32": "float32",
-                "fp64": "float64"}
+                "fp64": "float64", "fp8e5": "uint8", "fp8e4nv": "uint8"}
 
 
 def dtype_from_name(name: str):
@@ -223,7 +231,7 @@ def dtype_from_name(name: str):
     raise ValueError(f"unknown dtype name {name!r}")
 
 
-_FROM_NUMPY = {np.dtype(v): _BY_NAME[k] for k, v in _NUMPY_NAMES.items() if k != "bf16"}
+_FROM_NUMPY = {np.dtype(v): _BY_NAME[k] for k, v in _NUMPY_NAMES.items() if k not in ("bf16", "fp8e5", "fp8e4nv")}
 
 
 def dtype_from_numpy(dt) -> DType:

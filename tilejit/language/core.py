@@ -12,12 +12,12 @@ import threading
 from contextlib import contextmanager
 
 from ..ir.types import (DType, PointerType, TileType, int1, int8, int16, int32, int64, uint8, uint16,
-                        uint32, uint64, float16, bfloat16, float32, float64, ALL_DTYPES)
+                        uint32, uint64, float16, bfloat16, float32, float64, ALL_DTYPES,
+                        float8e5, float8e4nv)
 
 dtype = DType
 block_type = TileType
 void = None
-float8e5 = float8e4nv = None    # not supported; present so imports of these names do not fail
 
 # ---------------------------------------------------------------------------
 # builder context
@@ -371,4 +371,4 @@ def tensor_member(fn):
 
 __all__ = ["constexpr", "tensor", "dtype", "pointer_type", "block_type", "builtin", "is_builtin",
            "current_builder", "building", "PropagateNan", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
-           "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "ALL_DTYPES", "void"]
+           "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "float8e5", "float8e4nv", "ALL_DTYPES", "void"]

@@ -134,6 +134,9 @@ def integer_promote_impl(a_ty, b_ty):
 
 def computation_type_impl(a_ty, a_is_scalar, b_ty, b_is_scalar, div_or_mod):
     """Result dtype of an arithmetic op between two operands (Triton's table)."""
+    if _is_fp8(a_ty) or _is_fp8(b_ty):
+        raise TypeError(f"arithmetic on fp8 is not supported ({a_ty} and {b_ty}): "
+                        "upcast with .to(tl.float16/tl.bfloat16/tl.float32) first")
     if a_is_scalar != b_is_scalar:
         scalar_ty, tensor_ty = (a_ty, b_ty) if a_is_scalar else (b_ty, a_ty)
         if _kind_rank(scalar_ty) <= _kind_rank(tensor_ty):
@@ -480,6 +483,8 @@ def minus(input):
         raise ValueError(f"wrong type argument to unary minus ({input.dtype})")
     if input.dtype.is_bool():
         return input    # 0 - x wraps to x in one bit
+    if _is_fp8(input.dtype):
+        raise TypeError(f"arithmetic on fp8 is not supported ({input.dtype}): upcast first")
     return _emit(ops.NegOp, src=input.handle)
 
 
@@ -519,7 +524,20 @@ def cast(input, dst_ty):
         return input
     if src_ty.is_ptr() or dst_ty.is_ptr():
         return _cast_pointer(input, src_ty, dst_ty)
+    _check_fp8_cast(src_ty, dst_ty)
     return _emit(ops.CastOp, src=input.handle, to=dst_ty)
+
+
+def _is_fp8(ty) -> bool:
+    return isinstance(ty, DType) and ty.kind == "float" and ty.bits == 8
+
+
+def _check_fp8_cast(src_ty, dst_ty):
+    """fp8 converts only from fp16/bf16/fp32 (one rounding) and to fp16/bf16/fp32/fp64 (exact)."""
+    if _is_fp8(dst_ty) and (not src_ty.is_floating() or src_ty.bits == 64 or _is_fp8(src_ty)):
+        raise TypeError(f"cannot convert {src_ty} to {dst_ty}: fp8 is converted from fp16, bf16 or fp32")
+    if _is_fp8(src_ty) and (not dst_ty.is_floating() or _is_fp8(dst_ty)):
+        raise TypeError(f"cannot convert {src_ty} to {dst_ty}: upcast fp8 to fp16, bf16 or fp32 first")
 
 
 def _cast_pointer(input, src_ty, dst_ty):

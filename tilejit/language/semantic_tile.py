@@ -395,6 +395,8 @@ def math_unary(x, fn):
     x = to_tensor(x)
     if not x.dtype.is_floating():
         raise TypeError(f"{fn} expects a floating-point tensor, got {x.dtype}")
+    if x.dtype.bits == 8:
+        raise TypeError(f"{fn} on fp8 is not supported ({x.dtype}): upcast first")
     return _emit(ops.MATH_OPS[fn], src=x.handle)
 
 

@@ -218,6 +218,10 @@ def cast_value(lw, x, src, dst):
         return x if isinstance(src, PointerType) else b.inttoptr(b.sext(x, T.I64) if src.bits < 64 else x, dt)
     if isinstance(src, PointerType):
         return cast_value(lw, b.ptrtoint(x, T.I64), _I64, dst)
+    if fmt_of(src) is not None:         # fp8: exact via float32 (integer bit manipulation)
+        return cast_value(lw, fp8_to_f32(b, x, fmt_of(src)), _F32, dst)
+    if fmt_of(dst) is not None:         # fp16/bf16/fp32 -> float32 is exact: one rounding
+        return f32_to_fp8(b, cast_value(lw, x, src, _F32), fmt_of(dst))
     if dst.kind == "bool":
         if T.is_float(src):
             return b.fcmp_unordered("!=", x, ir.Constant(st, 0.0))
@@ -237,7 +241,9 @@ def cast_value(lw, x, src, dst):
     return b.zext(x, dt) if T.is_unsigned(src) else b.sext(x, dt)
 
 
-from ...ir.types import int64 as _I64  # noqa: E402
+from ...ir.types import int64 as _I64, float32 as _F32  # noqa: E402
+from ...ir.fp8 import fmt_of  # noqa: E402
+from ..llvm.fp8 import f32_to_fp8, fp8_to_f32  # noqa: E402
 
 
 @RULES.register(ops.CastOp)

@@ -46,6 +46,8 @@ def llvm_type(el) -> ir.Type:
     if isinstance(el, PointerType):
         return GLOBAL_PTR
     if el.kind == "float":
+        if el.bits == 8:        # fp8: i8 bit patterns
+            return ir.IntType(8)
         return BF16 if el.name == "bf16" else _FLOATS[el.bits]
     return ir.IntType(el.bits)
 
@@ -74,6 +76,9 @@ def const(el, value) -> ir.Constant:
     t = llvm_type(el)
     if isinstance(el, PointerType):
         return ir.Constant(I64, int(value)).inttoptr(t) if value else ir.Constant(t, None)
+    if el.kind == "float" and el.bits == 8:
+        from ...ir.fp8 import f32_to_fp8, fmt_of
+        return ir.Constant(t, int(f32_to_fp8(float(value), fmt_of(el))))
     if el.kind == "float":
         return ir.Constant(t, float(value))
     if el.kind == "bool":
@@ -98,6 +103,9 @@ def pack_param(el, value) -> bytes:
     if el.kind == "float":
         if el.name == "bf16":
             return struct.pack("<H", bf16_bits(value))
+        if el.bits == 8:
+            from ...ir.fp8 import f32_to_fp8, fmt_of
+            return struct.pack("<B", int(f32_to_fp8(float(value), fmt_of(el))))
         return np.array(value, dtype={16: np.float16, 32: np.float32, 64: np.float64}[el.bits]).tobytes()
     fmt = {8: "b", 16: "h", 32: "i", 64: "q"}[el.bits]
     if el.kind == "uint":

@@ -32,6 +32,13 @@ def lower_cast(b: ir.IRBuilder, v, src, dst):
         return v
     if isinstance(src, PointerType) or isinstance(dst, PointerType):
         return _ptr_cast(b, v, src, dst)
+    from ...ir.fp8 import fmt_of
+    from ...ir.types import float32
+    from .fp8 import f32_to_fp8, fp8_to_f32
+    if fmt_of(src) is not None:         # exact via float32
+        return lower_cast(b, fp8_to_f32(b, v, fmt_of(src)), float32, dst)
+    if fmt_of(dst) is not None:         # fp16/bf16/fp32 -> float32 is exact: one rounding
+        return f32_to_fp8(b, lower_cast(b, v, src, float32), fmt_of(dst))
     v, src = _to_f32_if_bf16(b, v, src)
     if dst.name == "bf16":
         from .scalar import f32_to_bf16

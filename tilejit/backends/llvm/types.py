@@ -37,6 +37,8 @@ def value_type(dt, address_space_map=None) -> ir.Type:
         return F16
     if dt.name == "bf16":
         return I16
+    if dt.name in ("fp8e5", "fp8e4nv"):
+        return I8
     if dt.name == "fp32":
         return F32
     if dt.name == "fp64":
@@ -81,6 +83,9 @@ def constant(dt, value) -> ir.Constant:
         return ir.Constant(ty, v)
     if dt.name == "bf16":
         return ir.Constant(I16, float_to_bf16_bits(float(value)))
+    if dt.bits == 8:
+        from ...ir.fp8 import f32_to_fp8, fmt_of
+        return ir.Constant(I8, int(f32_to_fp8(float(value), fmt_of(dt))))
     return ir.Constant(ty, float(value))
 
 

@@ -1,0 +1,84 @@
+"""8-bit float formats (``fp8e5`` = e5m2, ``fp8e4nv`` = e4m3fn): parameters and an exact
+numpy codec shared by the interpreter and by constant folding in the backends.
+
+Values are stored as uint8 bit patterns.  Conversions go through float32 (exact for
+every fp8 value and for fp16/bf16 inputs, so one rounding happens):
+
+* float32 -> fp8 rounds to nearest even.  e5m2 follows IEEE: finite overflow and
+  +-inf give +-inf, NaN gives NaN (0x7E | sign).  e4m3fn has no infinity and, like
+  Triton's ``cvt.rn.satfinite`` lowering, saturates finite overflow and +-inf to
+  +-448 (0x7E | sign); NaN gives 0x7F | sign.
+* fp8 -> float32 is exact.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Fp8Format:
+    name: str
+    ebits: int
+    mbits: int
+    bias: int
+    ieee: bool          # True: inf/NaN at exponent all-ones (e5m2); False: e4m3fn
+    max_code: int       # largest finite magnitude code (saturation target / inf code)
+    nan_code: int       # quiet NaN code written for NaN inputs (without sign)
+
+    @property
+    def emin(self) -> int:
+        return 1 - self.bias
+
+
+E5M2 = Fp8Format("fp8e5", 5, 2, 15, True, 0x7C, 0x7E)      # 0x7C is +inf for e5m2
+E4M3FN = Fp8Format("fp8e4nv", 4, 3, 7, False, 0x7E, 0x7F)
+FORMATS = {E5M2.name: E5M2, E4M3FN.name: E4M3FN}
+
+
+def fmt_of(dt):
+    """The :class:`Fp8Format` of a dtype, or None when it is not an fp8 type."""
+    return FORMATS.get(getattr(dt, "name", None))
+
+
+_U32 = np.uint32
+
+
+def f32_to_fp8(x, fmt: Fp8Format) -> np.ndarray:
+    """float32 values -> fp8 bit patterns (uint8), round to nearest even (see module doc)."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.int64)
+    sign = (u >> 31) << 7
+    a = u & 0x7FFFFFFF
+    e = (a >> 23) - 127
+    drop = 23 - fmt.mbits
+    lsb = (a >> drop) & 1
+    normal = ((a + (1 << (drop - 1)) - 1 + lsb) >> drop) - ((127 - fmt.bias) << fmt.mbits)
+    m = (a & 0x7FFFFF) | 0x800000
+    s = np.minimum(drop + (fmt.emin - e), 40)
+    s = np.maximum(s, 1)
+    lsb_s = (m >> s) & 1
+    sub = (m + (np.int64(1) << (s - 1)) - 1 + lsb_s) >> s
+    r = np.where(e >= fmt.emin, normal, sub)
+    r = np.minimum(r, fmt.max_code)
+    r = np.where(a > 0x7F800000, fmt.nan_code, r)
+    return (sign | r).astype(np.uint8)
+
+
+def fp8_to_f32(bits, fmt: Fp8Format) -> np.ndarray:
+    """fp8 bit patterns (uint8) -> float32 values (exact)."""
+    b = np.asarray(bits).view(np.uint8).astype(np.int64)
+    sign = np.where(b & 0x80, -1.0, 1.0)
+    mag = b & 0x7F
+    e = mag >> fmt.mbits
+    m = mag & ((1 << fmt.mbits) - 1)
+    val = np.where(e == 0, m.astype(np.float64),
+                   (m + (1 << fmt.mbits)).astype(np.float64) * 2.0 ** (e - 1).astype(np.float64))
+    val = val * 2.0 ** (fmt.emin - fmt.mbits)
+    if fmt.ieee:
+        top = (1 << fmt.ebits) - 1
+        val = np.where((e == top) & (m == 0), np.inf, val)
+        val = np.where((e == top) & (m != 0), np.nan, val)
+    else:
+        val = np.where(mag == 0x7F, np.nan, val)
+    return (sign * val).astype(np.float32)
