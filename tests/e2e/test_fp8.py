@@ -208,3 +208,28 @@ def test_torch_fp8_tensors(backend, fmt):
     upcast_kernel[(1,)](x, y, N=256)
     want = x.to(torch.float32).numpy()
     np.testing.assert_array_equal(y.numpy(), want)
+
+
+@tilejit.jit
+def select_kernel(x_ptr, y_ptr, n, DT: tl.constexpr, N: tl.constexpr, CASE: tl.constexpr):
+    o = tl.arange(0, N)
+    p = x_ptr.to(tl.pointer_type(DT))
+    if CASE == "other":
+        v = tl.load(p + o, mask=o < n, other=0.0)
+    elif CASE == "where":
+        v = tl.where(o < n, tl.load(p + o, mask=o < n), tl.full((N,), -2.0, DT))
+    else:
+        v = tl.full((N,), 1.75, DT)
+    tl.store(y_ptr + o, v.to(tl.float32))
+
+
+@pytest.mark.parametrize("case", ["other", "where", "full"])
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_fp8_select_and_constants(backend, fmt, case):
+    x = np.array([0x38, 0xBA, 0x01, 0x7F], np.uint8)
+    y = np.zeros(8, np.float32)
+    select_kernel[(1,)](x, y, 4, DT=FORMATS[fmt][0], N=8, CASE=case)
+    dec = ref_decode(fmt)[x].astype(np.float32)
+    fill = {"other": 0.0, "where": -2.0}.get(case)
+    want = np.full(8, 1.75, np.float32) if fill is None else np.concatenate([dec, np.full(4, fill, np.float32)])
+    np.testing.assert_array_equal(y, want)

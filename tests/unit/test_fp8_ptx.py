@@ -19,6 +19,8 @@ CASES = {
     "to_fp8_bf16": (F.to_fp8_kernel, {0: "*i16", 1: "*u8", 2: "i32"}, {"SRC": "bf16", "BLOCK": 128}),
     "roundtrip": (F.roundtrip_kernel, {0: "*u8", 1: "*fp32", 2: "*i8", 3: "*u8", 4: "*u8"}, {"N": 256}),
     "copy": (F.copy_kernel, {0: "*u8", 1: "*u8", 2: "i32"}, {"BLOCK": 256}),
+    "where": (F.select_kernel, {0: "*u8", 1: "*fp32", 2: "i32"}, {"N": 64, "CASE": "where"}),
+    "other": (F.select_kernel, {0: "*u8", 1: "*fp32", 2: "i32"}, {"N": 64, "CASE": "other"}),
 }
 
 
