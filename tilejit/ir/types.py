@@ -7,6 +7,7 @@ Every IR value has a :class:`TileType`: an element type (a :class:`DType` or a
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -161,10 +162,7 @@ class TileType:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     @property
     def rank(self) -> int:

@@ -15,6 +15,8 @@ subexpressions are emitted once.
 """
 from __future__ import annotations
 
+import math
+
 import llvmlite.ir as ir
 
 from ...backends.llvm.types import I64, from_storage, storage_type, to_storage
@@ -43,10 +45,7 @@ class Tile:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     def elem(self, ctx, idx):
         """LLVM value of the element at ``idx`` (memoised within the current loop body)."""

@@ -16,6 +16,7 @@ so reshape and expand_dims are free and elementwise ops never convert.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 MAX_VEC = 4
@@ -30,10 +31,7 @@ class Layout:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     @property
     def nslots(self) -> int:
