@@ -1,0 +1,648 @@
+"""Triton's tutorials on tilejit's cuda backend and on Triton, side by side on one GPU.
+
+    PYTHONPATH=$PWD python bench/bench_tutorials_cuda.py [--out bench/results/tutorials_cuda_h200.json]
+    PYTHONPATH=$PWD python bench/bench_tutorials_cuda.py --smoke   # tilejit cpu backend, torch CPU, tiny shapes
+
+The kernels are the tutorial kernels of tests/triton_scripts/*.py, the same source for
+both sides: only the scripts' definitions (imports, functions, classes, UPPER_CASE
+constants) are kept by an AST filter, written to a temporary .py file (line numbers
+kept) and imported, so Triton's ``inspect.getsource`` works.  The launch wrappers below
+call those kernels directly with torch CUDA tensors at realistic shapes and configs.
+
+The parent process only orchestrates: for each tutorial script it runs one child
+process with real Triton (``--impl triton``) and one with tilejit behind the ``triton``
+alias (``--impl tilejit``, ``TILEJIT_BACKEND=cuda``), each under a timeout.  A child
+checks its outputs against a torch reference computed in-process, times each row with
+CUDA events (median, L2 flushed before each repetition, the same function for both
+sides), writes one JSON line per row and a strided sample of its output; the parent
+compares the two samples, writes the JSON document and prints a markdown table.
+A row that fails (compile error, wrong result, timeout) is a failure row, not a crash.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import atexit
+import importlib.util
+import json
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Callable
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = os.path.join(ROOT, "tests", "triton_scripts")
+DEFAULT_OUT = os.path.join(ROOT, "bench", "results", "tutorials_cuda_h200.json")
+SAMPLE_MAX = 1 << 20
+
+
+# ------------------------------------------------------------------ kernel loading
+def _kept(node) -> bool:
+    """Definitions only: imports, functions, classes, UPPER_CASE constants."""
+    if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)):
+        return True
+    targets = node.targets if isinstance(node, ast.Assign) else \
+        [node.target] if isinstance(node, ast.AnnAssign) else []
+    return bool(targets) and all(isinstance(t, ast.Name) and t.id.isupper() for t in targets)
+
+
+def definitions_source(path: str) -> str:
+    """The script's definitions at their original line numbers, everything else blank.
+    A ``try: import torch / except ImportError: ...`` block keeps its imports."""
+    src = open(path).read()
+    lines = src.splitlines()
+    out = [""] * len(lines)
+    for node in ast.parse(src).body:
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
+        if _kept(node):
+            out[start:node.end_lineno] = lines[start:node.end_lineno]
+        elif isinstance(node, ast.Try):
+            imports = [n for n in node.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+            for i, n in enumerate(imports):
+                out[start + i] = ast.get_source_segment(src, n)
+    return "\n".join(out) + "\n"
+
+
+_TMP = []
+_MODULES = {}
+
+
+def kernels(stem: str):
+    """Import the definitions of tests/triton_scripts/<stem>.py as a module."""
+    if stem in _MODULES:
+        return _MODULES[stem]
+    if not _TMP:
+        _TMP.append(tempfile.mkdtemp(prefix="tilejit_tutorials_"))
+        atexit.register(shutil.rmtree, _TMP[0], True)
+    name = f"tutorial_{stem}"
+    path = os.path.join(_TMP[0], name + ".py")
+    with open(path, "w") as f:
+        f.write(definitions_source(os.path.join(SCRIPTS, stem + ".py")))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    _MODULES[stem] = mod
+    return mod
+
+
+# ------------------------------------------------------------------ helpers
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def next_pow2(n):
+    return 1 << (n - 1).bit_length()
+
+
+def num_sms(dev, small):
+    if small or dev == "cpu":
+        return 4
+    import torch
+    return torch.cuda.get_device_properties(dev).multi_processor_count
+
+
+def close(out, ref, atol, rtol=0.0):
+    """(max |out - ref|, whether it is within atol + rtol * max |ref|)."""
+    err = (out.float() - ref.float()).abs().max().item()
+    return err, err <= atol + rtol * ref.float().abs().max().item()
+
+
+def sample(*tensors):
+    """A strided sample (at most SAMPLE_MAX values) of the outputs, fp32 on the CPU."""
+    flat = [t.detach().reshape(-1) for t in tensors]
+    step = max(1, sum(t.numel() for t in flat) // SAMPLE_MAX)
+    return __import__("torch").cat([t[::step].float().cpu() for t in flat])
+
+
+@dataclass
+class Case:
+    """One tutorial row, set up: ``run`` launches its kernel(s) once."""
+    shape: str
+    run: Callable[[], None]
+    check: Callable[[], tuple]          # -> (max error, ok, details dict)
+    outputs: Callable[[], tuple]        # the tensors compared across implementations
+    work: float = 0.0                   # bytes or flops per run
+    unit: str = "GB/s"
+    prepare: Callable[[], None] | None = None   # before each timed run, untimed
+
+
+# ------------------------------------------------------------------ tutorials
+def tut_vector_add(dev, small):
+    import torch
+    K = kernels("vector_add")
+    n = 5000 if small else 1 << 26
+    x, y = torch.rand(n, device=dev), torch.rand(n, device=dev)
+    out = torch.empty_like(x)
+
+    def run():
+        K.add_kernel[(cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024)
+    return Case(f"fp32 n={n}; BLOCK 1024 w4", run, lambda: (*close(out, x + y, 0.0), {}), lambda: (out,),
+                12 * n)
+
+
+def _softmax(n_cols):
+    def make(dev, small):
+        import torch
+        K = kernels("fused_softmax")
+        M, N = (37, n_cols // 4 - 3) if small else (8192, n_cols)
+        x = torch.randn(M, N, device=dev)
+        y = torch.empty_like(x)
+        BLOCK = next_pow2(N)
+        warps = 8 if BLOCK >= 2048 else 4
+
+        def run():
+            K.softmax_kernel[(M,)](y, x, x.stride(0), y.stride(0), N, num_warps=warps, BLOCK_SIZE=BLOCK)
+        ref = lambda: torch.softmax(x.double(), 1)  # noqa: E731
+        return Case(f"fp32 {M}x{N}; BLOCK {BLOCK} w{warps}", run, lambda: (*close(y, ref(), 1e-6, 1e-5), {}),
+                    lambda: (y,), 8 * M * N)
+    return make
+
+
+def _matmul_operands(dev, M, N, Kd):
+    import torch
+    a = torch.randn(M, Kd, device=dev, dtype=torch.float16)
+    b = torch.randn(Kd, N, device=dev, dtype=torch.float16)
+    return a, b, torch.empty(M, N, device=dev, dtype=torch.float16)
+
+
+MM_CONFIG = dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8)
+MM_LAUNCH = dict(num_warps=8, num_stages=3)
+MM_SMALL_CONFIG = dict(BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32, GROUP_SIZE_M=2)
+MM_SMALL_LAUNCH = dict(num_warps=4, num_stages=2)
+
+
+def mm_config(cfg, launch):
+    return (f"BLOCK {cfg['BLOCK_SIZE_M']}x{cfg['BLOCK_SIZE_N']}x{cfg['BLOCK_SIZE_K']} "
+            f"GROUP {cfg['GROUP_SIZE_M']} w{launch['num_warps']} s{launch['num_stages']}")
+
+
+def _matmul(persistent):
+    def make(dev, small):
+        K = kernels("persistent_matmul")
+        M, N, Kd = (100, 72, 80) if small else (4096, 4096, 4096)
+        cfg, launch = (MM_SMALL_CONFIG, MM_SMALL_LAUNCH) if small else (MM_CONFIG, MM_LAUNCH)
+        a, b, c = _matmul_operands(dev, M, N, Kd)
+        tiles = cdiv(M, cfg["BLOCK_SIZE_M"]) * cdiv(N, cfg["BLOCK_SIZE_N"])
+        args = (a, b, c, M, N, Kd, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+        sms = num_sms(dev, small)
+
+        def run():
+            if persistent:
+                K.matmul_kernel_persistent[(min(sms, tiles),)](*args, NUM_SMS=sms, **cfg, **launch)
+            else:
+                K.matmul_kernel[(tiles,)](*args, **cfg, **launch)
+        check = lambda: (*close(c, a.float() @ b.float(), 0.0, 1e-3), {})  # noqa: E731
+        return Case(f"fp16 {M}x{N}x{Kd}; {mm_config(cfg, launch)}" + (f" NUM_SMS={sms}" if persistent else ""),
+                    run, check, lambda: (c,), 2 * M * N * Kd, "TFLOP/s")
+    return make
+
+
+def tut_dropout(dev, small):
+    import torch
+    K = kernels("low_memory_dropout")
+    n, p, seed = (10000 if small else 1 << 24), 0.5, 123
+    x = torch.randn(n, device=dev)
+    out = torch.empty_like(x)
+
+    def run():
+        K._seeded_dropout[(cdiv(n, 1024),)](x, out, n, p, seed, BLOCK_SIZE=1024)
+
+    def check():
+        kept = out != 0
+        err = (out[kept] - x[kept] / (1 - p)).abs().max().item()
+        frac = kept.float().mean().item()
+        return err, err <= 1e-6 and abs(frac - (1 - p)) < (0.03 if small else 0.005), {"kept": frac}
+    return Case(f"fp32 n={n} p={p}; BLOCK 1024 w4", run, check, lambda: (out,), 8 * n)
+
+
+def _layer_norm_inputs(dev, small):
+    import torch
+    M, N = (64, 200) if small else (4096, 8192)
+    x = -2.3 + 0.5 * torch.randn(M, N, device=dev, dtype=torch.float16)
+    w = torch.rand(N, device=dev, dtype=torch.float16)
+    b = torch.rand(N, device=dev, dtype=torch.float16)
+    BLOCK = min(65536 // x.element_size(), next_pow2(N))     # the tutorial's heuristics
+    return M, N, x, w, b, BLOCK, min(max(BLOCK // 256, 1), 8)
+
+
+def tut_layer_norm_fwd(dev, small):
+    import torch
+    K = kernels("layer_norm")
+    M, N, x, w, b, BLOCK, warps = _layer_norm_inputs(dev, small)
+    eps = 1e-5
+    y = torch.empty_like(x)
+    mean = torch.empty(M, device=dev)
+    rstd = torch.empty(M, device=dev)
+
+    def run():
+        K._layer_norm_fwd_fused[(M,)](x, y, w, b, mean, rstd, x.stride(0), N, eps,
+                                      BLOCK_SIZE=BLOCK, num_warps=warps, num_ctas=1)
+
+    def check():
+        ref = torch.nn.functional.layer_norm(x.float(), (N,), w.float(), b.float(), eps)
+        err, ok = close(y, ref, 1e-2)
+        err_rstd, ok_rstd = close(rstd, 1 / (x.float().var(1, unbiased=False) + eps).sqrt(), 0.0, 1e-4)
+        return err, ok and ok_rstd, {"rstd_err": err_rstd}
+    return Case(f"fp16 {M}x{N}; BLOCK {BLOCK} w{warps}", run, check, lambda: (y,), 4 * M * N)
+
+
+def tut_layer_norm_bwd(dev, small):
+    import torch
+    K = kernels("layer_norm")
+    M, N, x, w, b, BLOCK, warps = _layer_norm_inputs(dev, small)
+    eps = 1e-5
+    xf = x.float()
+    mean = xf.mean(1)
+    rstd = 1 / (xf.var(1, unbiased=False) + eps).sqrt()
+    dy = 0.1 * torch.randn_like(x)
+    G = 64 if N > 8192 else 96 if N > 4096 else 128 if N > 1024 else 256   # the tutorial's heuristics
+    locks = torch.zeros(2 * G, dtype=torch.int32, device=dev)
+    _dw = torch.zeros((G, N), dtype=x.dtype, device=dev)
+    _db = torch.zeros((G, N), dtype=x.dtype, device=dev)
+    dw, db, dx = torch.empty_like(w), torch.empty_like(b), torch.empty_like(dy)
+
+    def run():
+        K._layer_norm_bwd_dx_fused[(M,)](dx, dy, _dw, _db, x, w, mean, rstd, locks, x.stride(0), N,
+                                         BLOCK_SIZE_N=BLOCK, GROUP_SIZE_M=G, num_warps=warps)
+        K._layer_norm_bwd_dwdb[(cdiv(N, 128),)](_dw, _db, dw, db, min(G, M), N,
+                                                BLOCK_SIZE_M=32, BLOCK_SIZE_N=128, num_ctas=1)
+
+    def check():
+        xr, wr, br = (t.float().requires_grad_(True) for t in (x, w, b))
+        torch.nn.functional.layer_norm(xr, (N,), wr, br, eps).backward(dy.float())
+        (e_dx, ok_dx), (e_dw, ok_dw), (e_db, ok_db) = (
+            close(dx, xr.grad, 1e-2), close(dw, wr.grad, 0.0, 2e-2), close(db, br.grad, 0.0, 2e-2))
+        return max(e_dx, e_dw, e_db), ok_dx and ok_dw and ok_db, {"dx_err": e_dx, "dw_err": e_dw,
+                                                                   "db_err": e_db}
+    return Case(f"fp16 {M}x{N}; dx BLOCK {BLOCK} w{warps} GROUP {G}, dw/db 32x128", run, check, lambda: (dx, dw, db), 6 * M * N,
+                prepare=locks.zero_)
+
+
+def _attention(causal):
+    def make(dev, small):
+        import torch
+        K = kernels("fused_attention")
+        Z, H, N_CTX, D = (1, 2, 128, 32) if small else (4, 32, 4096, 64)
+        BM, BN, warps = (32, 32, 4) if small else (128, 64, 8)
+        q, k, v = (torch.empty((Z, H, N_CTX, D), device=dev, dtype=torch.float16).normal_(0.0, 0.5)
+                   for _ in range(3))
+        o = torch.empty_like(q)
+        m = torch.empty((Z, H, N_CTX), device=dev, dtype=torch.float32)
+        sm_scale = 0.5
+
+        def run():
+            K._attn_fwd[(cdiv(N_CTX, BM), Z * H, 1)](
+                q, k, v, sm_scale, m, o, *q.stride(), *k.stride(), *v.stride(), *o.stride(), Z, H,
+                N_CTX=N_CTX, HEAD_DIM=D, BLOCK_M=BM, BLOCK_N=BN, STAGE=3 if causal else 1,
+                num_warps=warps, num_stages=3)
+
+        def check():
+            ref = torch.nn.functional.scaled_dot_product_attention(
+                q.float(), k.float(), v.float(), is_causal=causal, scale=sm_scale)
+            return (*close(o, ref, 1e-2), {})
+        flops = 4 * Z * H * N_CTX * N_CTX * D * (0.5 if causal else 1)
+        return Case(f"fp16 Z={Z} H={H} N_CTX={N_CTX} D={D}; BLOCK {BM}x{BN} w{warps} s3", run, check, lambda: (o,), flops, "TFLOP/s")
+    return make
+
+
+GG_GROUPS = ((1024, 1024, 1024), (2048, 2048, 2048), (1024, 2048, 1024), (2048, 1024, 2048))
+GG_SMALL = ((64, 64, 32), (128, 32, 64), (32, 96, 96), (96, 64, 32))
+
+
+def tut_grouped_gemm(dev, small):
+    import torch
+    K = kernels("grouped_gemm")
+    groups = GG_SMALL if small else GG_GROUPS
+    BM, BN, BK, launch = (32, 32, 32, MM_SMALL_LAUNCH) if small else (128, 128, 64, MM_LAUNCH)
+    ops = [_matmul_operands(dev, M, N, Kd) for M, N, Kd in groups]
+    ptrs = [torch.tensor([op[i].data_ptr() for op in ops], device=dev) for i in range(3)]
+    sizes = torch.tensor([s for g in groups for s in g], dtype=torch.int32, device=dev)
+    lds = torch.tensor([op[i].stride(0) for op in ops for i in range(3)], dtype=torch.int32, device=dev)
+    sms = num_sms(dev, small)
+
+    def run():
+        K.grouped_matmul_kernel[(sms,)](*ptrs, sizes, lds, len(groups), NUM_SM=sms, BLOCK_SIZE_M=BM,
+                                        BLOCK_SIZE_N=BN, BLOCK_SIZE_K=BK, **launch)
+
+    def check():
+        res = [close(c, a.float() @ b.float(), 0.0, 1e-3) for a, b, c in ops]
+        return max(e for e, _ in res), all(ok for _, ok in res), {}
+    shape = ("fp16 " + ", ".join("x".join(map(str, g)) for g in groups)
+             + f"; BLOCK {BM}x{BN}x{BK} w{launch['num_warps']} s{launch['num_stages']} NUM_SM={sms}")
+    return Case(shape, run, check, lambda: tuple(op[2] for op in ops),
+                sum(2 * M * N * Kd for M, N, Kd in groups), "TFLOP/s")
+
+
+@dataclass
+class Row:
+    key: str
+    title: str
+    script: str                 # tests/triton_scripts/<script>.py: its kernels; one child per script
+    make: Callable              # (device, small) -> Case
+
+
+ROWS = [
+    Row("vector_add", "01 vector add", "vector_add", tut_vector_add),
+    Row("softmax_1024", "02 fused softmax", "fused_softmax", _softmax(1024)),
+    Row("softmax_4096", "02 fused softmax", "fused_softmax", _softmax(4096)),
+    Row("matmul", "03 matmul (grouped ordering)", "persistent_matmul",
+        _matmul(False)),
+    Row("dropout", "04 low-memory dropout", "low_memory_dropout", tut_dropout),
+    Row("layer_norm_fwd", "05 layer norm fwd", "layer_norm", tut_layer_norm_fwd),
+    Row("layer_norm_bwd", "05 layer norm bwd", "layer_norm", tut_layer_norm_bwd),
+    Row("attention", "06 fused attention fwd", "fused_attention", _attention(False)),
+    Row("attention_causal", "06 fused attention fwd causal", "fused_attention", _attention(True)),
+    Row("grouped_gemm", "08 grouped GEMM", "grouped_gemm",
+        tut_grouped_gemm),
+    Row("persistent_matmul", "09 persistent matmul",
+        "persistent_matmul", _matmul(True)),
+]
+BY_KEY = {r.key: r for r in ROWS}
+
+
+# ------------------------------------------------------------------ timing (both sides)
+def bench_ms(fn, cuda, prepare=None, warmup_ms=25.0, rep_ms=100.0):
+    """Median milliseconds of ``fn()``: CUDA events around each call after a warmup,
+    with the L2 cache flushed (and ``prepare`` run) before each, untimed (as
+    triton.testing.do_bench does); wall-clock medians of a few calls on the CPU."""
+    prepare = prepare or (lambda: None)
+    if not cuda:
+        times = []
+        for _ in range(3):
+            prepare()
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e3)
+        return statistics.median(times)
+    import torch
+    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        prepare()
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    est = max(start.elapsed_time(end) / 5, 1e-3)
+    for _ in range(max(1, int(warmup_ms / est))):
+        prepare()
+        fn()
+    n = min(1000, max(10, int(rep_ms / est)))
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+    for s, e in ev:
+        prepare()
+        flush.zero_()
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in ev)
+
+
+# ------------------------------------------------------------------ child: one implementation
+def first_line(e: BaseException) -> str:
+    msg = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {msg[0] if msg else ''}"[:300]
+
+
+def run_row(row, dev, small, sample_dir):
+    import torch
+    cuda = dev == "cuda"
+    torch.manual_seed(0)
+    case = row.make(dev, small)
+    r = {"key": row.key, "shape": case.shape, "unit": case.unit}
+    if case.prepare:
+        case.prepare()
+    t0 = time.perf_counter()
+    case.run()
+    if cuda:
+        torch.cuda.synchronize()
+    r["first_call_s"] = time.perf_counter() - t0           # compile + one run
+    err, ok, details = case.check()
+    r.update(err=err, ok=bool(ok and math.isfinite(err)), **details)
+    torch.save(sample(*case.outputs()), os.path.join(sample_dir, row.key + ".pt"))
+    r["ms"] = bench_ms(case.run, cuda, case.prepare)
+    r["rate"] = case.work / (r["ms"] * 1e-3) / (1e12 if case.unit == "TFLOP/s" else 1e9)
+    return r
+
+
+def versions(impl, dev):
+    import torch
+    v = {"torch": torch.__version__, "python": platform.python_version()}
+    if dev == "cuda":
+        v.update(gpu=torch.cuda.get_device_name(), cuda=torch.version.cuda,
+                 capability=".".join(map(str, torch.cuda.get_device_capability())))
+    if impl == "triton":
+        import triton
+        v["triton"] = triton.__version__
+    else:
+        import tilejit
+        v["tilejit"] = getattr(tilejit, "__version__", "?")
+    return v
+
+
+def child_main(ns):
+    sys.path.insert(0, ROOT)
+    if ns.impl == "tilejit":
+        os.environ.setdefault("TILEJIT_BACKEND", "cuda" if ns.device == "cuda" else "cpu")
+        from tilejit.compat import install_triton_alias
+        install_triton_alias()
+    import torch
+    with open(ns.result, "a") as out:
+        def emit(rec):
+            out.write(json.dumps(rec) + "\n")
+            out.flush()
+        emit({"versions": versions(ns.impl, ns.device)})
+        for key in ns.rows.split(","):
+            print(f"[{ns.impl}] {key} ...", flush=True)
+            try:
+                rec = run_row(BY_KEY[key], ns.device, ns.small, ns.samples)
+            except Exception as e:   # a failure row, the other rows go on
+                traceback.print_exc()
+                rec = {"key": key, "error": first_line(e), "ok": False}
+            emit(rec)
+            print(f"[{ns.impl}] {key}: " + (f"{rec['ms']:.4f} ms, err {rec['err']:.3g}"
+                                            f"{'' if rec['ok'] else ' WRONG'}" if "ms" in rec else
+                                            rec.get("error", "?")), flush=True)
+            if ns.device == "cuda":
+                torch.cuda.empty_cache()
+    return 0
+
+
+# ------------------------------------------------------------------ parent: orchestration
+def run_child(impl, keys, device, small, workdir, timeout):
+    """Run one child for ``keys``; its rows by key (missing ones become failure rows)."""
+    result = os.path.join(workdir, f"{impl}.jsonl")
+    samples = os.path.join(workdir, impl)
+    os.makedirs(samples, exist_ok=True)
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", "--impl", impl, "--device", device,
+           "--rows", ",".join(keys), "--result", result, "--samples", samples] + (["--small"] if small else [])
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if impl == "tilejit":
+        env["TILEJIT_BACKEND"] = "cuda" if device == "cuda" else "cpu"
+    start = os.path.getsize(result) if os.path.exists(result) else 0
+    why = None
+    try:
+        p = subprocess.run(cmd, env=env, stderr=subprocess.PIPE, text=True, timeout=timeout)
+        if p.returncode:
+            tail = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
+            why = f"child exited with status {p.returncode}: {tail[-1] if tail else ''}"
+            print("\n".join(tail[-15:]), file=sys.stderr, flush=True)
+    except subprocess.TimeoutExpired:
+        why = f"timed out (the {impl} process for {','.join(keys)} ran past {timeout:.0f} s)"
+    rows, meta = {}, {}
+    if os.path.exists(result):
+        with open(result) as f:
+            f.seek(start)
+            for line in f:
+                rec = json.loads(line)
+                meta.update(rec.get("versions", {}))
+                if "key" in rec:
+                    rows[rec["key"]] = rec
+    for k in keys:
+        rows.setdefault(k, {"key": k, "ok": False, "error": why or "no result"})
+    return rows, meta, samples
+
+
+def compare(sample_dirs, key):
+    """Max |tilejit - triton| over the two outputs' samples (None when either is missing)."""
+    paths = [os.path.join(d, key + ".pt") for d in sample_dirs]
+    if not all(os.path.exists(p) for p in paths):
+        return None
+    import torch
+    a, b = (torch.load(p) for p in paths)
+    if a.shape != b.shape:
+        return float("inf")
+    return (a - b).abs().max().item()
+
+
+def combine(key, tj, tr, diff):
+    row = BY_KEY[key]
+    out = {"key": key, "tutorial": row.title, "script": f"tests/triton_scripts/{row.script}.py",
+           "shape": tj.get("shape") or (tr or {}).get("shape", ""), "tilejit": tj}
+    if tr is not None:
+        out["triton"] = tr
+        out["max_abs_diff_vs_triton"] = diff
+        if tj.get("ms") and tr.get("ms"):
+            out["triton_over_tilejit"] = tr["ms"] / tj["ms"]
+    return out
+
+
+def status(tj):
+    if "error" in tj:
+        return "FAIL: " + tj["error"]
+    return "pass" if tj.get("ok") else "WRONG RESULT"
+
+
+def fmt(v, spec=".4f"):
+    return "-" if v is None else format(v, spec)
+
+
+def markdown(results, with_triton):
+    head = "| tutorial | shape | tilejit ms | Triton ms | Triton/tilejit | max error | status |"
+    if not with_triton:
+        head = "| tutorial | shape | tilejit ms | max error | status |"
+    lines = [head, "|" + " --- |" * (head.count("|") - 1)]
+    for r in results:
+        tj, tr = r["tilejit"], r.get("triton") or {}
+        cells = [r["tutorial"], r["shape"], fmt(tj.get("ms"))]
+        if with_triton:
+            trs = fmt(tr.get("ms")) if "ms" in tr else ("FAIL: " + tr.get("error", "?"))[:60]
+            cells += [trs, fmt(r.get("triton_over_tilejit"), ".2f")]
+        cells += [fmt(tj.get("err"), ".3g"), status(tj)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def git_commit():
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=10).stdout.strip()
+    except Exception:
+        return ""
+
+
+def parent_main(ns):
+    keys = [k for k in (ns.only.split(",") if ns.only else BY_KEY) if k]
+    unknown = [k for k in keys if k not in BY_KEY]
+    if unknown:
+        sys.exit(f"unknown rows {unknown}; rows: {', '.join(BY_KEY)}")
+    smoke = ns.smoke
+    device, impls = ("cpu", ("tilejit",)) if smoke else ("cuda", ("triton", "tilejit"))
+    # one child per implementation per tutorial script; in smoke mode one child for all
+    groups = {"all": keys} if smoke else {}
+    for k in keys if not smoke else ():
+        groups.setdefault(BY_KEY[k].script, []).append(k)
+    workdir = tempfile.mkdtemp(prefix="tilejit_tutorials_bench_")
+    t_end = time.monotonic() + ns.budget
+    got = {impl: {} for impl in impls}
+    meta = {impl: {} for impl in impls}
+    dirs = {}
+    for name, ks in groups.items():
+        for impl in impls:
+            left = t_end - time.monotonic()
+            if left < 5:
+                got[impl].update({k: {"key": k, "ok": False, "error": "skipped: bench time budget spent"}
+                                  for k in ks})
+                continue
+            print(f"== {impl}: {name} ({', '.join(ks)})", flush=True)
+            rows, m, dirs[impl] = run_child(impl, ks, device, smoke, workdir, min(ns.timeout, left))
+            got[impl].update(rows)
+            meta[impl].update(m)
+    results = []
+    for k in keys:
+        tr = got["triton"].get(k) if "triton" in got else None
+        diff = compare([dirs.get("tilejit", ""), dirs.get("triton", "")], k) if tr is not None else None
+        results.append(combine(k, got["tilejit"][k], tr, diff))
+    shutil.rmtree(workdir, ignore_errors=True)
+    doc = {"meta": {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "smoke": smoke,
+                    "device": device, "tilejit_commit": git_commit(), "python": platform.python_version(),
+                    **{k: v for m in meta.values() for k, v in m.items()},
+                    "timing": "median of CUDA-event times per call, L2 flushed before each, "
+                              "after ~25 ms warmup; ~100 ms of calls (10..1000)" if not smoke else
+                              "median wall-clock of 3 calls (smoke: CPU backend, tiny shapes)"},
+           "results": results}
+    if ns.out:
+        os.makedirs(os.path.dirname(os.path.abspath(ns.out)), exist_ok=True)
+        with open(ns.out, "w") as f:
+            json.dump(doc, f, indent=1)
+        print(f"wrote {ns.out}", flush=True)
+    print()
+    print(markdown(results, not smoke), flush=True)
+    return 0 if all(r["tilejit"].get("ok") for r in results) else 1
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=None, help=f"JSON output (default {DEFAULT_OUT}; none with --smoke)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tilejit only, cpu backend, torch CPU tensors, tiny shapes (no Triton, no GPU)")
+    ap.add_argument("--only", default="", help="comma-separated rows: " + ",".join(BY_KEY))
+    ap.add_argument("--timeout", type=float, default=90.0, help="seconds per child process")
+    ap.add_argument("--budget", type=float, default=345.0, help="seconds for the whole bench")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--impl", choices=("triton", "tilejit"), help=argparse.SUPPRESS)
+    ap.add_argument("--device", default="cuda", help=argparse.SUPPRESS)
+    ap.add_argument("--rows", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--result", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--samples", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--small", action="store_true", help=argparse.SUPPRESS)
+    ns = ap.parse_args(argv)
+    if ns.child:
+        return child_main(ns)
+    if ns.out is None and not ns.smoke:
+        ns.out = DEFAULT_OUT
+    return parent_main(ns)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
