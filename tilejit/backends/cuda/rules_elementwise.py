@@ -10,6 +10,7 @@ from llvmlite import ir
 
 from ...ir import ops
 from ...ir.types import PointerType
+from ..llvm import f64math
 from . import types as T
 from .lowering import RULES, Tile
 
@@ -192,42 +193,11 @@ def _math_one(lw, fn_name, x):
             return lw.call(_F64_OK[fn_name], T.F64, [x])
         if fn_name == "rsqrt":
             return lw.b.fdiv(ir.Constant(T.F64, 1.0), lw.call("llvm.sqrt.f64", T.F64, [x]))
+        if fn_name in f64math.FUNCTIONS:
+            return f64math.FUNCTIONS[fn_name](lw.b, x)
         # no libdevice: compute in fp32 (documented precision loss)
-        x32 = lw.b.fptrunc(x, T.F32)
-        r = lw.b.fpext(_f32_math(lw, fn_name, x32), T.F64)
-        if fn_name in _F64_RESIDUAL:
-            r = _F64_RESIDUAL[fn_name](lw, x, lw.b.fpext(x32, T.F64), r)
-        return r
+        return lw.b.fpext(_f32_math(lw, fn_name, lw.b.fptrunc(x, T.F32)), T.F64)
     return _via_f32(lw, x, lambda u: _f32_math(lw, fn_name, u))
-
-
-def _finite_or_zero(lw, v):
-    b = lw.b
-    finite = b.fcmp_ordered("<", lw.call("llvm.fabs.f64", T.F64, [v]), ir.Constant(T.F64, float("inf")))
-    return b.select(finite, v, ir.Constant(T.F64, 0.0))
-
-
-def _log_residual(scale):
-    """log(x) = log(h) + (x - h) / h to first order, h = x rounded to fp32: keeps
-    log1p-style compositions accurate where 1 + tiny does not fit in fp32."""
-    def fix(lw, x, h, r):
-        b = lw.b
-        d = _finite_or_zero(lw, b.fdiv(b.fsub(x, h), h))
-        return b.fadd(r, b.fmul(d, ir.Constant(T.F64, scale)))
-    return fix
-
-
-def _exp_residual(scale):
-    """exp(x) = exp(h) * (1 + (x - h)) to first order, h = x rounded to fp32."""
-    def fix(lw, x, h, r):
-        b = lw.b
-        d = _finite_or_zero(lw, b.fmul(b.fsub(x, h), ir.Constant(T.F64, scale)))
-        return b.fadd(r, b.fmul(r, d))
-    return fix
-
-
-_F64_RESIDUAL = {"log": _log_residual(1.0), "log2": _log_residual(1.4426950408889634),
-                 "exp": _exp_residual(1.0), "exp2": _exp_residual(0.6931471805599453)}
 
 
 for _fn, _cls in ops.MATH_OPS.items():
