@@ -1,0 +1,71 @@
+"""bench/bench_tutorials_cuda.py: the AST filter that shares the tutorial kernels with
+the bench, and ``--smoke``, which runs every tutorial row on the cpu backend (torch CPU
+tensors, tiny shapes, tilejit only) and checks it against torch."""
+import ast
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH = os.path.join(ROOT, "bench", "bench_tutorials_cuda.py")
+
+
+def _bench_module():
+    spec = importlib.util.spec_from_file_location("bench_tutorials_cuda_under_test", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod                 # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _run(*args, timeout=600):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, BENCH, *args], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=timeout)
+
+
+def test_definitions_keep_kernels_at_their_lines():
+    B = _bench_module()
+    path = os.path.join(ROOT, "tests", "triton_scripts", "low_memory_dropout.py")
+    orig = open(path).read().splitlines()
+    kept = B.definitions_source(path).splitlines()
+    assert len(kept) == len(orig)
+    names = {n.name if hasattr(n, "name") else n.targets[0].id
+             for n in ast.parse("\n".join(kept)).body if not isinstance(n, (ast.Import, ast.ImportFrom))}
+    assert names == {"DEVICE", "_seeded_dropout", "seeded_dropout"}
+    assert "import torch" in kept                         # lifted out of the try/except block
+    for i, line in enumerate(kept):                        # what is kept is unchanged, in place
+        assert line == "" or line == orig[i] or line == "import torch"
+    assert not any(ln.startswith("output2 = ") for ln in kept)   # the script's own runs are gone
+
+
+def test_smoke_every_tutorial_row_passes(tmp_path):
+    pytest.importorskip("torch")
+    B = _bench_module()
+    out = tmp_path / "smoke.json"
+    p = _run("--smoke", "--out", str(out))
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
+    doc = json.loads(out.read_text())
+    assert doc["meta"]["smoke"] and doc["meta"]["device"] == "cpu"
+    rows = {r["key"]: r["tilejit"] for r in doc["results"]}
+    assert set(rows) == set(B.BY_KEY)
+    for key, r in rows.items():
+        assert "error" not in r and r["ok"], (key, r)
+        assert r["ms"] > 0 and r["err"] >= 0, (key, r)
+    assert rows["vector_add"]["err"] == 0 and rows["dropout"]["err"] == 0
+    assert abs(rows["dropout"]["kept"] - 0.5) < 0.03
+    assert "| 09 persistent matmul |" in p.stdout            # the markdown table
+
+
+def test_smoke_timeout_is_a_failure_row(tmp_path):
+    pytest.importorskip("torch")
+    out = tmp_path / "t.json"
+    p = _run("--smoke", "--only", "attention_causal", "--timeout", "1", "--out", str(out))
+    assert p.returncode == 1
+    (row,) = json.loads(out.read_text())["results"]
+    assert not row["tilejit"]["ok"] and "timed out" in row["tilejit"]["error"]
+    assert "FAIL: timed out" in p.stdout
