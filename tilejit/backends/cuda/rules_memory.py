@@ -12,6 +12,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ir import ops
+from . import scatter
 from . import types as T
 from .lowering import RULES, Tile
 from .sanitize import check_slots, finish
@@ -194,6 +195,8 @@ def _store(lw, op):
     w = vector_width(lw, op, op.ptr, op.mask, el)
     if lay is None:   # a scalar store: one thread writes
         masks = [_and(lw, masks[0], lw.b.icmp_unsigned("==", lw.tid, lw.i32(0)))]
+    if scatter.wants_relayout(lw, op.ptr, lay, w):
+        lay, ptrs, vals, masks = scatter.relayout(lw, lay, ptrs, vals, masks)
     if lw.sanitize:   # w == 1: checked lanes, each owned copy once
         masks = check_slots(lw, op, ptrs, [_store_owned(lw, lay, s, m) for s, m in enumerate(masks)],
                             size, lay)
