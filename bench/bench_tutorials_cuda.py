@@ -347,24 +347,27 @@ class Row:
     key: str
     title: str
     script: str                 # tests/triton_scripts/<script>.py: its kernels; one child per script
+    kernels: str                # the kernels launched
     make: Callable              # (device, small) -> Case
 
 
+# Tutorial 03's grouped-ordering matmul is tutorial 09's `matmul_kernel` (the same kernel
+# without the tutorial's autotuning and activation); matmul_autotune.py's kernel is an
+# autotuned plain blocked matmul at toy configs and is not benchmarked.
 ROWS = [
-    Row("vector_add", "01 vector add", "vector_add", tut_vector_add),
-    Row("softmax_1024", "02 fused softmax", "fused_softmax", _softmax(1024)),
-    Row("softmax_4096", "02 fused softmax", "fused_softmax", _softmax(4096)),
-    Row("matmul", "03 matmul (grouped ordering)", "persistent_matmul",
-        _matmul(False)),
-    Row("dropout", "04 low-memory dropout", "low_memory_dropout", tut_dropout),
-    Row("layer_norm_fwd", "05 layer norm fwd", "layer_norm", tut_layer_norm_fwd),
-    Row("layer_norm_bwd", "05 layer norm bwd", "layer_norm", tut_layer_norm_bwd),
-    Row("attention", "06 fused attention fwd", "fused_attention", _attention(False)),
-    Row("attention_causal", "06 fused attention fwd causal", "fused_attention", _attention(True)),
-    Row("grouped_gemm", "08 grouped GEMM", "grouped_gemm",
-        tut_grouped_gemm),
-    Row("persistent_matmul", "09 persistent matmul",
-        "persistent_matmul", _matmul(True)),
+    Row("vector_add", "01 vector add", "vector_add", "add_kernel", tut_vector_add),
+    Row("softmax_1024", "02 fused softmax", "fused_softmax", "softmax_kernel", _softmax(1024)),
+    Row("softmax_4096", "02 fused softmax", "fused_softmax", "softmax_kernel", _softmax(4096)),
+    Row("matmul", "03 matmul (grouped ordering)", "persistent_matmul", "matmul_kernel", _matmul(False)),
+    Row("dropout", "04 low-memory dropout", "low_memory_dropout", "_seeded_dropout", tut_dropout),
+    Row("layer_norm_fwd", "05 layer norm fwd", "layer_norm", "_layer_norm_fwd_fused", tut_layer_norm_fwd),
+    Row("layer_norm_bwd", "05 layer norm bwd", "layer_norm", "_layer_norm_bwd_dx_fused + _layer_norm_bwd_dwdb",
+        tut_layer_norm_bwd),
+    Row("attention", "06 fused attention fwd", "fused_attention", "_attn_fwd", _attention(False)),
+    Row("attention_causal", "06 fused attention fwd causal", "fused_attention", "_attn_fwd", _attention(True)),
+    Row("grouped_gemm", "08 grouped GEMM", "grouped_gemm", "grouped_matmul_kernel", tut_grouped_gemm),
+    Row("persistent_matmul", "09 persistent matmul", "persistent_matmul", "matmul_kernel_persistent",
+        _matmul(True)),
 ]
 BY_KEY = {r.key: r for r in ROWS}
 
@@ -393,7 +396,7 @@ def bench_ms(fn, cuda, prepare=None, warmup_ms=25.0, rep_ms=100.0):
     end.record()
     torch.cuda.synchronize()
     est = max(start.elapsed_time(end) / 5, 1e-3)
-    for _ in range(max(1, int(warmup_ms / est))):
+    for _ in range(min(1000, max(1, int(warmup_ms / est)))):
         prepare()
         fn()
     n = min(1000, max(10, int(rep_ms / est)))
@@ -443,7 +446,7 @@ def versions(impl, dev):
                  capability=".".join(map(str, torch.cuda.get_device_capability())))
     if impl == "triton":
         import triton
-        v["triton"] = triton.__version__
+        v["triton"] = getattr(triton, "__version__", "?")
     else:
         import tilejit
         v["tilejit"] = getattr(tilejit, "__version__", "?")
@@ -452,7 +455,7 @@ def versions(impl, dev):
 
 def child_main(ns):
     sys.path.insert(0, ROOT)
-    if ns.impl == "tilejit":
+    if ns.impl == "tilejit" or ns.fake_triton:
         os.environ.setdefault("TILEJIT_BACKEND", "cuda" if ns.device == "cuda" else "cpu")
         from tilejit.compat import install_triton_alias
         install_triton_alias()
@@ -468,7 +471,7 @@ def child_main(ns):
                 rec = run_row(BY_KEY[key], ns.device, ns.small, ns.samples)
             except Exception as e:   # a failure row, the other rows go on
                 traceback.print_exc()
-                rec = {"key": key, "error": first_line(e), "ok": False}
+                rec = {"key": key, "error": first_line(e), "error_detail": str(e)[:2000], "ok": False}
             emit(rec)
             print(f"[{ns.impl}] {key}: " + (f"{rec['ms']:.4f} ms, err {rec['err']:.3g}"
                                             f"{'' if rec['ok'] else ' WRONG'}" if "ms" in rec else
@@ -479,16 +482,19 @@ def child_main(ns):
 
 
 # ------------------------------------------------------------------ parent: orchestration
-def run_child(impl, keys, device, small, workdir, timeout):
-    """Run one child for ``keys``; its rows by key (missing ones become failure rows)."""
+def run_child(impl, keys, ns, workdir, timeout):
+    """Run one child for ``keys``: (its rows by key, versions); missing rows become failure rows."""
+    device = "cpu" if ns.smoke else "cuda"
     result = os.path.join(workdir, f"{impl}.jsonl")
     samples = os.path.join(workdir, impl)
     os.makedirs(samples, exist_ok=True)
+    fake = impl == "triton" and ns.pair
     cmd = [sys.executable, os.path.abspath(__file__), "--child", "--impl", impl, "--device", device,
-           "--rows", ",".join(keys), "--result", result, "--samples", samples] + (["--small"] if small else [])
+           "--rows", ",".join(keys), "--result", result, "--samples", samples]
+    cmd += (["--small"] if ns.smoke else []) + (["--fake-triton"] if fake else [])
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    if impl == "tilejit":
-        env["TILEJIT_BACKEND"] = "cuda" if device == "cuda" else "cpu"
+    if impl == "tilejit" or fake:
+        env["TILEJIT_BACKEND"] = device
     start = os.path.getsize(result) if os.path.exists(result) else 0
     why = None
     try:
@@ -499,23 +505,46 @@ def run_child(impl, keys, device, small, workdir, timeout):
             print("\n".join(tail[-15:]), file=sys.stderr, flush=True)
     except subprocess.TimeoutExpired:
         why = f"timed out (the {impl} process for {','.join(keys)} ran past {timeout:.0f} s)"
-    rows, meta = {}, {}
+    rows, versions_ = {}, {}
     if os.path.exists(result):
         with open(result) as f:
             f.seek(start)
             for line in f:
                 rec = json.loads(line)
-                meta.update(rec.get("versions", {}))
+                versions_.update(rec.get("versions", {}))
                 if "key" in rec:
                     rows[rec["key"]] = rec
     for k in keys:
         rows.setdefault(k, {"key": k, "ok": False, "error": why or "no result"})
-    return rows, meta, samples
+    return rows, versions_
 
 
-def compare(sample_dirs, key):
+def run_all(keys, impls, ns, workdir):
+    """Each implementation's rows by key, and the versions the children reported.  One
+    child per implementation per tutorial script (all rows in one child with --smoke),
+    Triton's first; within the time budget."""
+    groups = {"all": keys} if ns.smoke else {}
+    for k in keys if not ns.smoke else ():
+        groups.setdefault(BY_KEY[k].script, []).append(k)
+    t_end = time.monotonic() + ns.budget
+    got, versions_ = {impl: {} for impl in impls}, {}
+    for name, ks in groups.items():
+        for impl in impls:
+            left = t_end - time.monotonic()
+            if left < 5:
+                got[impl].update({k: {"key": k, "ok": False, "error": "skipped: bench time budget spent"}
+                                  for k in ks})
+                continue
+            print(f"== {impl}: {name} ({', '.join(ks)})", flush=True)
+            rows, v = run_child(impl, ks, ns, workdir, min(ns.timeout, left))
+            got[impl].update(rows)
+            versions_.update(v)
+    return got, versions_
+
+
+def compare(workdir, key):
     """Max |tilejit - triton| over the two outputs' samples (None when either is missing)."""
-    paths = [os.path.join(d, key + ".pt") for d in sample_dirs]
+    paths = [os.path.join(workdir, impl, key + ".pt") for impl in ("tilejit", "triton")]
     if not all(os.path.exists(p) for p in paths):
         return None
     import torch
@@ -528,7 +557,7 @@ def compare(sample_dirs, key):
 def combine(key, tj, tr, diff):
     row = BY_KEY[key]
     out = {"key": key, "tutorial": row.title, "script": f"tests/triton_scripts/{row.script}.py",
-           "shape": tj.get("shape") or (tr or {}).get("shape", ""), "tilejit": tj}
+           "kernels": row.kernels, "shape": tj.get("shape") or (tr or {}).get("shape", ""), "tilejit": tj}
     if tr is not None:
         out["triton"] = tr
         out["max_abs_diff_vs_triton"] = diff
@@ -537,10 +566,10 @@ def combine(key, tj, tr, diff):
     return out
 
 
-def status(tj):
-    if "error" in tj:
-        return "FAIL: " + tj["error"]
-    return "pass" if tj.get("ok") else "WRONG RESULT"
+def status(rec):
+    if "error" in rec:
+        return "FAIL: " + rec["error"]
+    return "pass" if rec.get("ok") else f"WRONG (max error {rec.get('err', float('nan')):.3g})"
 
 
 def fmt(v, spec=".4f"):
@@ -548,18 +577,18 @@ def fmt(v, spec=".4f"):
 
 
 def markdown(results, with_triton):
-    head = "| tutorial | shape | tilejit ms | Triton ms | Triton/tilejit | max error | status |"
-    if not with_triton:
-        head = "| tutorial | shape | tilejit ms | max error | status |"
-    lines = [head, "|" + " --- |" * (head.count("|") - 1)]
+    cols = ["tutorial", "shape; config", "tilejit ms"]
+    cols += ["Triton ms", "Triton/tilejit", "max abs diff vs Triton"] if with_triton else []
+    cols += ["tilejit max error vs torch", "status"]
+    lines = ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
     for r in results:
         tj, tr = r["tilejit"], r.get("triton") or {}
         cells = [r["tutorial"], r["shape"], fmt(tj.get("ms"))]
         if with_triton:
-            trs = fmt(tr.get("ms")) if "ms" in tr else ("FAIL: " + tr.get("error", "?"))[:60]
-            cells += [trs, fmt(r.get("triton_over_tilejit"), ".2f")]
+            trs = fmt(tr.get("ms")) if "ms" in tr else "Triton " + status(tr)[:70]
+            cells += [trs, fmt(r.get("triton_over_tilejit"), ".2f"), fmt(r.get("max_abs_diff_vs_triton"), ".3g")]
         cells += [fmt(tj.get("err"), ".3g"), status(tj)]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
 
 
@@ -571,53 +600,36 @@ def git_commit():
         return ""
 
 
+def meta_of(ns, versions_):
+    timing = ("median wall-clock of 3 calls (smoke: cpu backend, tiny shapes)" if ns.smoke else
+              "median of per-call CUDA-event times, L2 flushed (256 MB memset) before each call, "
+              "after ~25 ms of warmup; ~100 ms of calls (10..1000)")
+    return {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "smoke": ns.smoke,
+            "device": "cpu" if ns.smoke else "cuda", "tilejit_commit": git_commit(),
+            "python": platform.python_version(), **versions_, "timing": timing,
+            "ratio": "triton_over_tilejit = Triton ms / tilejit ms (above 1: tilejit faster)"}
+
+
 def parent_main(ns):
     keys = [k for k in (ns.only.split(",") if ns.only else BY_KEY) if k]
     unknown = [k for k in keys if k not in BY_KEY]
     if unknown:
         sys.exit(f"unknown rows {unknown}; rows: {', '.join(BY_KEY)}")
-    smoke = ns.smoke
-    device, impls = ("cpu", ("tilejit",)) if smoke else ("cuda", ("triton", "tilejit"))
-    # one child per implementation per tutorial script; in smoke mode one child for all
-    groups = {"all": keys} if smoke else {}
-    for k in keys if not smoke else ():
-        groups.setdefault(BY_KEY[k].script, []).append(k)
+    impls = ("triton", "tilejit") if (ns.pair or not ns.smoke) else ("tilejit",)
     workdir = tempfile.mkdtemp(prefix="tilejit_tutorials_bench_")
-    t_end = time.monotonic() + ns.budget
-    got = {impl: {} for impl in impls}
-    meta = {impl: {} for impl in impls}
-    dirs = {}
-    for name, ks in groups.items():
-        for impl in impls:
-            left = t_end - time.monotonic()
-            if left < 5:
-                got[impl].update({k: {"key": k, "ok": False, "error": "skipped: bench time budget spent"}
-                                  for k in ks})
-                continue
-            print(f"== {impl}: {name} ({', '.join(ks)})", flush=True)
-            rows, m, dirs[impl] = run_child(impl, ks, device, smoke, workdir, min(ns.timeout, left))
-            got[impl].update(rows)
-            meta[impl].update(m)
-    results = []
-    for k in keys:
-        tr = got["triton"].get(k) if "triton" in got else None
-        diff = compare([dirs.get("tilejit", ""), dirs.get("triton", "")], k) if tr is not None else None
-        results.append(combine(k, got["tilejit"][k], tr, diff))
-    shutil.rmtree(workdir, ignore_errors=True)
-    doc = {"meta": {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "smoke": smoke,
-                    "device": device, "tilejit_commit": git_commit(), "python": platform.python_version(),
-                    **{k: v for m in meta.values() for k, v in m.items()},
-                    "timing": "median of CUDA-event times per call, L2 flushed before each, "
-                              "after ~25 ms warmup; ~100 ms of calls (10..1000)" if not smoke else
-                              "median wall-clock of 3 calls (smoke: CPU backend, tiny shapes)"},
-           "results": results}
+    try:
+        got, versions_ = run_all(keys, impls, ns, workdir)
+        results = [combine(k, got["tilejit"][k], got["triton"][k] if "triton" in got else None,
+                           compare(workdir, k) if "triton" in got else None) for k in keys]
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    doc = {"meta": meta_of(ns, versions_), "results": results}
     if ns.out:
         os.makedirs(os.path.dirname(os.path.abspath(ns.out)), exist_ok=True)
         with open(ns.out, "w") as f:
             json.dump(doc, f, indent=1)
         print(f"wrote {ns.out}", flush=True)
-    print()
-    print(markdown(results, not smoke), flush=True)
+    print("\n" + markdown(results, "triton" in got), flush=True)
     return 0 if all(r["tilejit"].get("ok") for r in results) else 1
 
 
@@ -636,6 +648,10 @@ def main(argv=None):
     ap.add_argument("--result", default="", help=argparse.SUPPRESS)
     ap.add_argument("--samples", default="", help=argparse.SUPPRESS)
     ap.add_argument("--small", action="store_true", help=argparse.SUPPRESS)
+    # --pair: with --smoke, run the "triton" side too, as tilejit behind the alias (tests the
+    # two-implementation path of the parent without Triton or a GPU)
+    ap.add_argument("--pair", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--fake-triton", action="store_true", help=argparse.SUPPRESS)
     ns = ap.parse_args(argv)
     if ns.child:
         return child_main(ns)
