@@ -16,7 +16,7 @@ the frontend wraps a user ``@jit`` function into one.
 from __future__ import annotations
 
 from ..ir.types import int1, int32
-from . import core
+from . import core, nonpow2
 from . import semantic as sem
 from . import semantic_tile as st
 from .core import builtin, tensor
@@ -94,12 +94,19 @@ def reduce_tree(inputs, axis, combine, keep_dims=False):
     perm = tuple(d for d in range(rank) if d != axis) + (axis,)
     xs = tuple(st.permute(x, perm) for x in inputs)
     lead = xs[0].shape[:-1]
-    n = xs[0].shape[-1]
+    n = count = xs[0].shape[-1]
+    if n & (n - 1):          # not a power of two: padded; padding never reaches a result
+        n = nonpow2.next_pow2(n)
+        xs = tuple(nonpow2.pad_last(x, n) for x in xs)
     while n > 1:
         pairs = [_split_last(st.reshape(x, lead + (n // 2, 2))) for x in xs]
         los, his = tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
         xs = _apply(combine, los, his, los)
+        real = nonpow2.hi_valid(los[0].shape, count)
+        if real is not None:
+            xs = tuple(st.where(real, c, lo) for c, lo in zip(xs, los))
         n //= 2
+        count = (count + 1) // 2
     out = tuple(st.reshape(x, lead) if lead else _to_scalar(x) for x in xs)
     if keep_dims:
         out = tuple(st.expand_dims(o, axis) for o in out)
@@ -121,7 +128,10 @@ def scan(inputs, axis, combine, reverse=False):
     perm = tuple(d for d in range(rank) if d != axis) + (axis,)
     inv = tuple(perm.index(d) for d in range(rank))
     xs = tuple(st.permute(x, perm) for x in inputs)
-    out = _scan_last(xs, combine, xs[0].shape[:-1])
+    if xs[0].shape[-1] & (xs[0].shape[-1] - 1):    # not a power of two: padded at the end
+        out = nonpow2.scan_padded(xs, xs[0].shape[:-1], lambda p, lead: _scan_last(p, combine, lead))
+    else:
+        out = _scan_last(xs, combine, xs[0].shape[:-1])
     return tuple(st.permute(o, inv) for o in out)
 
 

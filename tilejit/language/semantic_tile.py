@@ -41,7 +41,8 @@ def _is_int(x):
 
 
 def validate_block_shape(shape, what="shape"):
-    """Check a tile shape: constexpr ints, each a power of two, bounded numel."""
+    """Check a tile shape: positive constexpr ints (any, not only powers of two: see
+    ``nonpow2``), bounded numel."""
     if isinstance(shape, int):
         shape = (shape,)
     if not isinstance(shape, (list, tuple)):
@@ -54,8 +55,8 @@ def validate_block_shape(shape, what="shape"):
             raise TypeError(f"{what}[{i}] must be a tl.constexpr int, not a runtime tensor")
         if not _is_int(d):
             raise TypeError(f"{what}[{i}] must be an int, got {d!r}")
-        if d <= 0 or d & (d - 1):
-            raise ValueError(f"{what}[{i}] = {d} must be a power of 2")
+        if d <= 0:
+            raise ValueError(f"{what}[{i}] = {d} must be positive")
         numel *= d
         out.append(d)
     if numel > MAX_TENSOR_NUMEL:
@@ -70,10 +71,7 @@ def arange(start, end):
         raise ValueError("arange must fit in int32")
     if end <= start:
         raise ValueError("arange's end argument must be greater than the start argument")
-    n = end - start
-    if n & (n - 1):
-        raise ValueError("arange's range must be a power of 2")
-    validate_block_shape((n,))
+    validate_block_shape((end - start,))
     return _emit(ops.ArangeOp, start=start, end=end)
 
 
@@ -551,6 +549,9 @@ def flip(x, dim=None):
     perm = tuple(d for d in range(rank) if d != dim) + (dim,)
     inv = tuple(perm.index(d) for d in range(rank))
     y = permute(x, perm)
+    if y.shape[-1] & (y.shape[-1] - 1):            # not a power of two: a direct permutation
+        from .nonpow2 import flip_last
+        return permute(flip_last(y), inv)
     return permute(_flip_last(y, y.shape[:-1]), inv)
 
 
@@ -577,6 +578,9 @@ def sort(x, dim=None, descending=False):
     if dim is not None and dim % rank != rank - 1:
         raise ValueError("only sorting along the last dimension is supported")
     n = x.shape[-1]
+    if n & (n - 1):                                 # not a power of two: padded (nonpow2.py)
+        from .nonpow2 import sort_padded
+        return sort_padded(x, descending, lambda y: sort(y, None, descending))
     lead = x.shape[:-1]
     k = 2
     while k <= n:

@@ -36,7 +36,8 @@ def num_programs(axis):
 
 @builtin
 def arange(start, end):
-    """int32 tile ``[start, ..., end - 1]``; bounds are constexprs and ``end - start`` is a power of 2."""
+    """int32 tile ``[start, ..., end - 1]`` of ``end - start`` lanes; the bounds are
+    constexprs.  The length need not be a power of 2 (a tilejit extension)."""
     return st.arange(start, end)
 
 
