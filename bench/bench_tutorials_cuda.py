@@ -42,6 +42,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(ROOT, "tests", "triton_scripts")
 DEFAULT_OUT = os.path.join(ROOT, "bench", "results", "tutorials_cuda_h200.json")
 SAMPLE_MAX = 1 << 20
+RESTART = 3             # a child's exit status: stopped after a row that broke its CUDA context
 
 
 # ------------------------------------------------------------------ kernel loading
@@ -376,7 +377,9 @@ BY_KEY = {r.key: r for r in ROWS}
 def bench_ms(fn, cuda, prepare=None, warmup_ms=25.0, rep_ms=100.0):
     """Median milliseconds of ``fn()``: CUDA events around each call after a warmup,
     with the L2 cache flushed (and ``prepare`` run) before each, untimed (as
-    triton.testing.do_bench does); wall-clock medians of a few calls on the CPU."""
+    triton.testing.do_bench does), the calls queued behind a GPU sleep (~0.1 ms a call,
+    at most 0.2 s) so that host launch cost does not leak into the times; wall-clock
+    medians of a few calls on the CPU."""
     prepare = prepare or (lambda: None)
     if not cuda:
         times = []
@@ -401,6 +404,8 @@ def bench_ms(fn, cuda, prepare=None, warmup_ms=25.0, rep_ms=100.0):
         fn()
     n = min(1000, max(10, int(rep_ms / est)))
     ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+    if hasattr(torch.cuda, "_sleep"):    # hold the GPU while the host queues the calls: the events
+        torch.cuda._sleep(int(2e6 * min(200.0, 0.1 * n)))  # time the kernels, not launch latency
     for s, e in ev:
         prepare()
         flush.zero_()
@@ -453,6 +458,16 @@ def versions(impl, dev):
     return v
 
 
+def cuda_alive() -> bool:
+    import torch
+    try:
+        torch.cuda.synchronize()
+        torch.zeros(1, device="cuda").item()
+        return True
+    except Exception:
+        return False
+
+
 def child_main(ns):
     sys.path.insert(0, ROOT)
     if ns.impl == "tilejit" or ns.fake_triton:
@@ -472,6 +487,11 @@ def child_main(ns):
             except Exception as e:   # a failure row, the other rows go on
                 traceback.print_exc()
                 rec = {"key": key, "error": first_line(e), "error_detail": str(e)[:2000], "ok": False}
+                if ns.device == "cuda" and not cuda_alive():
+                    emit(rec)
+                    print(f"[{ns.impl}] the CUDA context is broken; a fresh process takes the rest",
+                          flush=True)
+                    return RESTART
             emit(rec)
             print(f"[{ns.impl}] {key}: " + (f"{rec['ms']:.4f} ms, err {rec['err']:.3g}"
                                             f"{'' if rec['ok'] else ' WRONG'}" if "ms" in rec else
@@ -483,7 +503,8 @@ def child_main(ns):
 
 # ------------------------------------------------------------------ parent: orchestration
 def run_child(impl, keys, ns, workdir, timeout):
-    """Run one child for ``keys``: (its rows by key, versions); missing rows become failure rows."""
+    """Run one child for ``keys``: (the rows it wrote, by key; its versions; why it stopped
+    early or None)."""
     device = "cpu" if ns.smoke else "cuda"
     result = os.path.join(workdir, f"{impl}.jsonl")
     samples = os.path.join(workdir, impl)
@@ -499,12 +520,14 @@ def run_child(impl, keys, ns, workdir, timeout):
     why = None
     try:
         p = subprocess.run(cmd, env=env, stderr=subprocess.PIPE, text=True, timeout=timeout)
-        if p.returncode:
+        if p.returncode == RESTART:
+            why = RESTART
+        elif p.returncode:
             tail = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
             why = f"child exited with status {p.returncode}: {tail[-1] if tail else ''}"
             print("\n".join(tail[-15:]), file=sys.stderr, flush=True)
     except subprocess.TimeoutExpired:
-        why = f"timed out (the {impl} process for {','.join(keys)} ran past {timeout:.0f} s)"
+        why = f"timed out (the {impl} process ran past {timeout:.0f} s)"
     rows, versions_ = {}, {}
     if os.path.exists(result):
         with open(result) as f:
@@ -514,8 +537,36 @@ def run_child(impl, keys, ns, workdir, timeout):
                 versions_.update(rec.get("versions", {}))
                 if "key" in rec:
                     rows[rec["key"]] = rec
-    for k in keys:
-        rows.setdefault(k, {"key": k, "ok": False, "error": why or "no result"})
+    return rows, versions_, why
+
+
+def failed(key, why):
+    return {"key": key, "ok": False, "error": why}
+
+
+def run_rows(impl, keys, ns, workdir, t_end):
+    """``keys`` on ``impl``, in children: when one dies or hangs in a row (a CUDA error
+    poisons its context, a spin lock can hang), that row fails and a fresh child takes
+    the rest.  Returns (rows by key, versions)."""
+    rows, versions_, todo = {}, {}, list(keys)
+    while todo:
+        left = t_end - time.monotonic()
+        if left < 5:
+            rows.update({k: failed(k, "skipped: bench time budget spent") for k in todo})
+            break
+        print(f"== {impl}: {', '.join(todo)}", flush=True)
+        got, v, why = run_child(impl, todo, ns, workdir, min(ns.timeout, left))
+        rows.update(got)
+        versions_.update(v)
+        todo = [k for k in todo if k not in rows]
+        if todo and v and why == RESTART:   # it stopped after a row broke its CUDA context
+            continue
+        if todo and v and why:              # died in todo[0]: that row fails, the rest go on
+            rows[todo[0]] = failed(todo[0], why)
+            todo = todo[1:]
+        elif todo:                          # died before its first row, or lost rows
+            rows.update({k: failed(k, why or "no result") for k in todo})
+            break
     return rows, versions_
 
 
@@ -528,15 +579,9 @@ def run_all(keys, impls, ns, workdir):
         groups.setdefault(BY_KEY[k].script, []).append(k)
     t_end = time.monotonic() + ns.budget
     got, versions_ = {impl: {} for impl in impls}, {}
-    for name, ks in groups.items():
+    for ks in groups.values():
         for impl in impls:
-            left = t_end - time.monotonic()
-            if left < 5:
-                got[impl].update({k: {"key": k, "ok": False, "error": "skipped: bench time budget spent"}
-                                  for k in ks})
-                continue
-            print(f"== {impl}: {name} ({', '.join(ks)})", flush=True)
-            rows, v = run_child(impl, ks, ns, workdir, min(ns.timeout, left))
+            rows, v = run_rows(impl, ks, ns, workdir, t_end)
             got[impl].update(rows)
             versions_.update(v)
     return got, versions_
@@ -603,7 +648,8 @@ def git_commit():
 def meta_of(ns, versions_):
     timing = ("median wall-clock of 3 calls (smoke: cpu backend, tiny shapes)" if ns.smoke else
               "median of per-call CUDA-event times, L2 flushed (256 MB memset) before each call, "
-              "after ~25 ms of warmup; ~100 ms of calls (10..1000)")
+              "after ~25 ms of warmup; ~100 ms of calls (10..1000), queued behind a GPU sleep "
+              "(device time; host launch overhead excluded)")
     return {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "smoke": ns.smoke,
             "device": "cpu" if ns.smoke else "cuda", "tilejit_commit": git_commit(),
             "python": platform.python_version(), **versions_, "timing": timing,

@@ -91,3 +91,30 @@ def test_parent_compares_samples_and_tabulates(tmp_path):
     assert table[0].startswith("| tutorial | shape; config | tilejit ms | Triton ms | Triton/tilejit |")
     assert table[2] == "| 01 vector add | fp32 n=3 | 2.0000 | 3.0000 | 1.50 | 0.25 | 0 | pass |"
     assert "FAIL: CompilationError: x" in table[3] and "Triton FAIL: timed out" in table[3]
+
+
+def test_a_dead_child_fails_its_row_and_a_fresh_one_takes_the_rest(monkeypatch):
+    """run_rows with made-up children: one hangs in b, one stops after c broke its CUDA
+    context (exit status RESTART), one finishes; a child that dies before its first
+    row (Triton not importable) fails every row once."""
+    import time
+    B = _bench_module()
+    calls = []
+    script = iter([({"a": {"key": "a", "ok": True}}, {"torch": "x"}, "timed out"),
+                   ({"c": {"key": "c", "ok": False, "error": "CUDA error"}}, {"torch": "x"}, B.RESTART),
+                   ({"d": {"key": "d", "ok": True}}, {"torch": "x"}, None),
+                   ({}, {}, "child exited with status 1: ImportError")])
+
+    def fake_child(impl, todo, ns, workdir, timeout):
+        calls.append(list(todo))
+        return next(script)
+    monkeypatch.setattr(B, "run_child", fake_child)
+    ns = type("NS", (), {"timeout": 90.0})()
+    rows, versions = B.run_rows("tilejit", list("abcd"), ns, "/nonexistent", time.monotonic() + 100)
+    assert calls == [list("abcd"), list("cd"), ["d"]]
+    assert [rows[k]["ok"] for k in "abcd"] == [True, False, False, True]
+    assert rows["b"]["error"] == "timed out" and rows["c"]["error"] == "CUDA error"
+    rows, _ = B.run_rows("triton", list("ab"), ns, "/nonexistent", time.monotonic() + 100)
+    assert len(calls) == 4 and all("ImportError" in rows[k]["error"] for k in "ab")
+    rows, _ = B.run_rows("triton", list("ab"), ns, "/nonexistent", time.monotonic() + 1)
+    assert len(calls) == 4 and all("budget" in rows[k]["error"] for k in "ab")
