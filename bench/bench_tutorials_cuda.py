@@ -16,7 +16,8 @@ checks its outputs against a torch reference computed in-process, times each row
 CUDA events (median, L2 flushed before each repetition, the same function for both
 sides), writes one JSON line per row and a strided sample of its output; the parent
 compares the two samples, writes the JSON document and prints a markdown table.
-A row that fails (compile error, wrong result, timeout) is a failure row, not a crash.
+A row that fails (compile error, wrong result, timeout) is a failure row, not a crash;
+when a child hangs or breaks its CUDA context in a row, a fresh child takes the rest.
 """
 from __future__ import annotations
 
@@ -475,6 +476,8 @@ def child_main(ns):
         from tilejit.compat import install_triton_alias
         install_triton_alias()
     import torch
+    _TMP[:] = [os.path.join(ns.samples, "_src")]      # the parent removes its work directory
+    os.makedirs(_TMP[0], exist_ok=True)
     with open(ns.result, "a") as out:
         def emit(rec):
             out.write(json.dumps(rec) + "\n")
