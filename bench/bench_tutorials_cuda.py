@@ -2,6 +2,7 @@
 
     PYTHONPATH=$PWD python bench/bench_tutorials_cuda.py [--out bench/results/tutorials_cuda_h200.json]
     PYTHONPATH=$PWD python bench/bench_tutorials_cuda.py --smoke   # tilejit cpu backend, torch CPU, tiny shapes
+    python bench/bench_tutorials_cuda.py --table bench/results/tutorials_cuda_h200.json   # print a saved table
 
 The kernels are the tutorial kernels of tests/triton_scripts/*.py, the same source for
 both sides: only the scripts' definitions (imports, functions, classes, UPPER_CASE
@@ -690,6 +691,7 @@ def main(argv=None):
     ap.add_argument("--only", default="", help="comma-separated rows: " + ",".join(BY_KEY))
     ap.add_argument("--timeout", type=float, default=90.0, help="seconds per child process")
     ap.add_argument("--budget", type=float, default=345.0, help="seconds for the whole bench")
+    ap.add_argument("--table", default="", metavar="JSON", help="only print the markdown table of a saved run")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--impl", choices=("triton", "tilejit"), help=argparse.SUPPRESS)
     ap.add_argument("--device", default="cuda", help=argparse.SUPPRESS)
@@ -704,6 +706,11 @@ def main(argv=None):
     ns = ap.parse_args(argv)
     if ns.child:
         return child_main(ns)
+    if ns.table:
+        with open(ns.table) as f:
+            results = json.load(f)["results"]
+        print(markdown(results, any("triton" in r for r in results)))
+        return 0
     if ns.out is None and not ns.smoke:
         ns.out = DEFAULT_OUT
     return parent_main(ns)
