@@ -75,7 +75,7 @@ class CudaBackend(Backend):
         lw = lower_kernel(func, arch, num_warps, facts,
                           getattr(options, "vectorize", True) if options else True,
                           sanitize=bool(getattr(options, "sanitize", False)))
-        opt, ptx = tgt.llvm_to_ptx(lw.text, arch)
+        opt, ptx = tgt.llvm_to_ptx(lw.text, arch, lw.arch_specific)
         asm = {"ttir": _printer(func), "llir": lw.text, "llir_opt": opt, "ptx": ptx}
         kernel = CudaKernel(func.name, func, asm, arch, num_warps, lw.smem_bytes)
         kernel.reports, kernel.sanitize = lw.reports, lw.sanitize

@@ -48,13 +48,15 @@ class Layout:
         return r * self.threads * self.vec + j
 
 
-def make_layout(shape, threads: int) -> Layout:
+def make_layout(shape, threads: int, max_vec: int = MAX_VEC) -> Layout:
+    """The blocked layout of ``shape``; chunks of up to ``max_vec`` elements (the cuda
+    dot pipeline asks for 8 so that 2-byte operand tiles move in 16-byte chunks)."""
     shape = tuple(shape)
     n = 1
     for d in shape:
         n *= d
     last = shape[-1] if shape else 1
-    vec = MAX_VEC
+    vec = max_vec
     while vec > 1 and (n < vec * threads or n % vec or last % vec):
         vec //= 2
     reps = -(-n // (threads * vec))

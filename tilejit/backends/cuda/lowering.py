@@ -71,6 +71,7 @@ class Lowering:
         self._slot_index: dict = {}
         self._layouts: dict = {}
         self._smem = None
+        self.arch_specific = False          # uses sm_90a-only instructions (wgmma)
         self.kernel = self._declare_kernel()
 
     # ---- module and kernel ---------------------------------------------------
@@ -102,6 +103,8 @@ class Lowering:
             if not isinstance(el, T.PointerType) and el.kind == "bool":
                 v = self.b.icmp_unsigned("!=", p, ir.Constant(T.I8, 0))
             self.values[arg.value] = Tile([v], None)
+        from .async_pipeline import prepare
+        prepare(self)
         self.lower_block(self.func.block)
         if not self.b.block.is_terminated:
             self.b.ret_void()
@@ -241,8 +244,9 @@ class Lowering:
         return r if isinstance(ty, ir.IntType) else self.b.bitcast(r, ty)
 
     # ---- shared memory -----------------------------------------------------------
-    def smem(self, nbytes: int):
-        """The dynamic shared-memory base (``ptr addrspace(3)``); reserves ``nbytes``."""
+    def smem(self, nbytes: int, align: int = 16):
+        """The dynamic shared-memory base (``ptr addrspace(3)``); reserves ``nbytes`` and
+        aligns the base to ``align`` bytes (1024 for swizzled tensor-core tiles)."""
         self.smem_bytes = max(self.smem_bytes, (nbytes + 15) // 16 * 16)
         if self._smem is None:
             g = ir.GlobalVariable(self.module, ir.ArrayType(T.I8, 0), "tj_smem", addrspace=3)
@@ -250,6 +254,7 @@ class Lowering:
             g.align = 16
             g.type = T.SHARED_PTR      # opaque pointer (llvmlite types globals)
             self._smem = g
+        self._smem.align = max(self._smem.align, align)
         return self._smem
 
     def smem_addr(self, base, byte_offset):

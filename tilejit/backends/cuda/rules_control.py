@@ -94,8 +94,12 @@ def _prefetch(lw, loads, ptr_tiles, cond):
 
 @RULES.register(ops.ForOp)
 def _for(lw, op):
+    from .async_pipeline import lower_for, plan_for
     from .pipeline import plan_prefetch
     from .rules_mma import to_mma
+    aplan = plan_for(lw, op)
+    if aplan is not None:
+        return lower_for(lw, op, aplan)
     b = lw.b
     lb, ub, step = (lw.get(v).scalar for v in (op.lb, op.ub, op.step))
     el = op.lb.type.element

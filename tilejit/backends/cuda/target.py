@@ -35,17 +35,25 @@ def ptx_features(arch: int) -> str:
     return "+ptx80"
 
 
+def cpu_name(arch: int, arch_specific: bool = False) -> str:
+    """``sm_90a`` for kernels using arch-specific instructions (wgmma), which only run on
+    exactly compute capability 9.0; ``sm_<arch>`` otherwise."""
+    if arch_specific and arch != 90:
+        raise ValueError(f"arch-specific PTX is only emitted for sm_90 (got sm_{arch})")
+    return f"sm_{arch}a" if arch_specific else f"sm_{arch}"
+
+
 @functools.lru_cache(maxsize=None)
-def _target_machine(arch: int):
+def _target_machine(arch: int, arch_specific: bool = False):
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
     target = llvm.Target.from_triple(TRIPLE)
-    return target.create_target_machine(cpu=f"sm_{arch}", features=ptx_features(arch), opt=3)
+    return target.create_target_machine(cpu=cpu_name(arch, arch_specific), features=ptx_features(arch), opt=3)
 
 
-def llvm_to_ptx(llvm_ir: str, arch: int) -> tuple[str, str]:
+def llvm_to_ptx(llvm_ir: str, arch: int, arch_specific: bool = False) -> tuple[str, str]:
     """Parse, verify, optimise (O3) and emit PTX.  Returns (optimised LLVM IR, PTX)."""
-    tm = _target_machine(arch)
+    tm = _target_machine(arch, arch_specific)
     mod = llvm.parse_assembly(llvm_ir)
     mod.verify()
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
@@ -72,7 +80,8 @@ def ptxas(ptx: str, arch: int = DEFAULT_ARCH, verbose: bool = False) -> str:
         src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
         with open(src, "w") as f:
             f.write(ptx)
-        cmd = [exe, f"-arch=sm_{arch}", src, "-o", out] + (["-v"] if verbose else [])
+        sm = f"sm_{arch}a" if re.search(rf"^\.target sm_{arch}a\b", ptx, re.M) else f"sm_{arch}"
+        cmd = [exe, f"-arch={sm}", src, "-o", out] + (["-v"] if verbose else [])
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"ptxas failed:\n{r.stderr}")

@@ -1,0 +1,341 @@
+"""A multi-stage ``cp.async`` software pipeline for ``scf.for`` loops that feed ``tt.dot``.
+
+Pattern (the usual matmul main loop)::
+
+    for k in range(lb, ub, step):            # iter args: ..., acc, ..., pa, ..., pb, ...
+        a = tt.load(pa)                      # pa, pb: loop-carried pointer tiles
+        b = tt.load(pb)
+        acc = tt.dot(a, b, acc)              # fp16/bf16 in, fp32 accumulator
+        pa, pb = pa + sa, pb + sb            # a cheap pure slice of pa (of pb) alone
+
+With ``S = num_stages`` (``func.attrs['num_stages']``, default 3) shared memory holds
+a ring of S (A, B) stages in the 128B-swizzled layout of ``rules_wgmma``.  The
+prologue issues the first ``D`` tiles with 16-byte ``cp.async`` (one commit group
+each); iteration ``i`` waits for group ``i`` (``cp.async.wait_group D-1``), fences,
+crosses one barrier, issues tile ``i+D`` into the stage consumed ``S-D`` iterations
+ago (predicated on that iteration existing), and runs the dot on stage ``i % S``:
+Hopper ``wgmma`` (sm_90a, one group left in flight, so ``D = S-2``) or ``ldmatrix``
++ ``mma.sync`` (``D = S-1``).  The loop-carried pointers of the original loop are
+still computed (their loads are gone); copies are issued through "ahead" pointer
+tiles that the slice advances ``D`` iterations early.  Loads with a mask or other,
+shapes the ring cannot hold, or a vector width under 16 bytes keep today's path.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ...ir import ops
+from . import types as T
+from .layout import make_layout
+from .lowering import Tile
+from . import rules_wgmma as W
+
+SMEM_LIMIT = 227 * 1024
+
+
+@dataclass
+class AsyncPlan:
+    dot: object
+    acc_pos: int
+    loads: list         # [(LoadOp, iter position)]: A's, then B's
+    slices: list        # per load: body ops computing its next pointer
+    a_shape: tuple
+    b_shape: tuple
+    kind: str           # 'f16' | 'bf16'
+    consumer: str       # 'wgmma' | 'mma'
+    layout: object      # MmaLayout of the accumulator
+    stages: int
+    inflight: int       # wgmma groups left in flight per iteration
+    fold_add: object = None   # ``acc + dot(a, b, 0)``: this add is the dot into acc
+
+    @property
+    def distance(self) -> int:
+        return self.stages - 1 - self.inflight
+
+    @property
+    def stage_bytes(self) -> int:
+        return W.tile_bytes(self.a_shape) + W.tile_bytes(self.b_shape)
+
+
+def _uses(block, value) -> int:
+    n = 0
+    for o in block.walk():
+        n += sum(1 for v in o.operands if v is value)
+    return n
+
+
+def _own_slice(body, j, term):
+    """Ops computing the next pointer of iter arg ``j`` from that arg alone."""
+    from .pipeline import _slice
+    sl = _slice(term.values[j], set(body.ops))
+    if sl is None:
+        return None
+    arg = body.args[j + 1]
+    others = {a for a in body.args if a is not arg}
+    for o in sl:
+        for v in o.operands:
+            if v in others:
+                return None
+    return sl
+
+
+def _load_of(body, value, term):
+    """(LoadOp, iter position) when ``value`` is a plain load of a carried pointer."""
+    ld = value.op
+    if not isinstance(ld, ops.LoadOp) or ld not in body.ops:
+        return None
+    if ld.mask is not None or ld.other is not None or ld.attrs.get("volatile"):
+        return None
+    pos = {a: i - 1 for i, a in enumerate(body.args) if i > 0}
+    j = pos.get(ld.ptr)
+    if j is None or _uses(body, ld.result) != 1:
+        return None
+    return ld, j
+
+
+def find_plan(lw, for_op):
+    """The :class:`AsyncPlan` for ``for_op`` (structure, arch and shapes only), or None."""
+    if not getattr(lw, "pipeline", True) or lw.sanitize or lw.facts is None or not lw.vectorize:
+        return None
+    if lw.arch < 80 or not getattr(lw, "use_mma", True):
+        return None
+    body = for_op.body
+    term = body.terminator
+    if term is None:
+        return None
+    for i, v in enumerate(term.values):
+        d, add = _dot_into(body, v.op, body.args[i + 1])
+        if d is None or _uses(body, d.result) != 1:
+            continue
+        plan = _plan_dot(lw, for_op, d, i)
+        if plan is not None:
+            plan.fold_add = add
+            return plan
+    return None
+
+
+def _is_zero(value) -> bool:
+    o = value.op
+    return isinstance(o, ops.ConstantOp) and o.attrs.get("value") == 0
+
+
+def _dot_into(body, o, acc):
+    """(dot, None) for ``dot(a, b, acc)``; (dot, add) for ``acc + dot(a, b, 0)`` (either
+    operand order, fp32), the form ``acc += tl.dot(a, b)`` takes; else (None, None)."""
+    if isinstance(o, ops.DotOp) and o in body.ops and o.acc is acc:
+        return o, None
+    if not isinstance(o, ops.AddOp) or o not in body.ops or _uses(body, o.result) != 1:
+        return None, None
+    for x, y in ((o.lhs, o.rhs), (o.rhs, o.lhs)):
+        d = y.op
+        if x is acc and isinstance(d, ops.DotOp) and d in body.ops and _is_zero(d.acc):
+            if body.ops.index(d) < body.ops.index(o):
+                return d, o
+    return None, None
+
+
+def _plan_dot(lw, for_op, d, acc_pos):
+    from .rules_mma import plan as mma_plan
+    body, term = for_op.body, for_op.body.terminator
+    at, bt, ct = d.a.type, d.b.type, d.acc.type
+    if at.element != bt.element or at.element.name not in ("fp16", "bf16") or ct.element.name != "fp32":
+        return None
+    la, lb = _load_of(body, d.a, term), _load_of(body, d.b, term)
+    if la is None or lb is None or la[1] == lb[1]:
+        return None
+    slices = [_own_slice(body, j, term) for _, j in (la, lb)]
+    if any(s is None for s in slices):
+        return None
+    (M, K), (_, N) = at.shape, bt.shape
+    if K % W.PANEL or N % W.PANEL or M % 16:
+        return None
+    threads = lw.threads
+    for shape in (at.shape, bt.shape):
+        lay = make_layout(shape, threads, max_vec=8)
+        if lay.vec != 8 or not lay.exact:
+            return None
+    kind = "f16" if at.element.name == "fp16" else "bf16"
+    if W.wgmma_fits(lw, M, N, K):
+        consumer, ml = "wgmma", W.wgmma_layout(lw, M, N)
+    else:
+        ml = mma_plan(lw, at, bt, ct)
+        if ml is None or ml.nt % 2:
+            return None
+        consumer = "mma"
+    stages = int(lw.func.attrs.get("num_stages") or 3)
+    inflight = int(lw.func.attrs.get("wgmma_inflight", 1)) if consumer == "wgmma" else 0
+    plan = AsyncPlan(d, acc_pos, [la, lb], slices, at.shape, bt.shape, kind, consumer, ml, stages, inflight)
+    while plan.stages * plan.stage_bytes > SMEM_LIMIT and plan.stages > 2:
+        plan.stages -= 1
+    if plan.inflight and plan.distance < 1:
+        plan.inflight = 0
+    if plan.stages < 2 or plan.distance < 1 or plan.stages * plan.stage_bytes > SMEM_LIMIT:
+        return None
+    return plan
+
+
+def prepare(lw):
+    """Before lowering: plan every loop, and give the operand tiles of planned loops
+    16-byte chunks (blocked layout with 8 elements per chunk)."""
+    lw._async_plans = {}
+    for o in lw.func.walk():
+        if isinstance(o, ops.ForOp):
+            plan = find_plan(lw, o)
+            if plan is not None:
+                lw._async_plans[o] = plan
+                for shape in (plan.a_shape, plan.b_shape):
+                    lw._layouts[shape] = make_layout(shape, lw.threads, max_vec=8)
+
+
+def plan_for(lw, for_op):
+    """The loop's plan if its pointers also allow 16-byte copies (analysis facts)."""
+    plan = getattr(lw, "_async_plans", {}).get(for_op)
+    if plan is None:
+        return None
+    from .rules_memory import vector_width
+    term = for_op.body.terminator
+    for ld, j in plan.loads:
+        for pv in (for_op.inits[j], for_op.body.args[j + 1], term.values[j]):
+            if lw.layout(pv.type).vec != 8 or vector_width(lw, ld, pv, None, ld.ptr.type.element.element) != 8:
+                return None
+    return plan
+
+
+# ---- the ring ----------------------------------------------------------------------
+class Ring:
+    def __init__(self, lw, plan):
+        self.lw, self.plan = lw, plan
+        base = lw.smem(plan.stages * plan.stage_bytes, align=1024)
+        self.base = W.shared_addr(lw, base)
+        self.offsets = []          # per load: this thread's chunk offsets in a stage
+        extra = 0
+        for shape in (plan.a_shape, plan.b_shape):
+            lay = lw.layout(shape)
+            R, C = shape
+            offs = []
+            for s0 in range(0, lay.nslots, 8):
+                e = lw.elem_index(lay, s0)
+                r, c = lw.b.udiv(e, lw.i32(C)), lw.b.urem(e, lw.i32(C))
+                offs.append(lw.b.add(W.swizzled_offset(lw, r, lw.b.lshr(c, lw.i32(3)), R), lw.i32(extra)))
+            self.offsets.append(offs)
+            extra += W.tile_bytes(shape)
+
+    def stage_addr(self, stage):
+        return self.lw.b.add(self.base, self.lw.b.mul(stage, self.lw.i32(self.plan.stage_bytes)))
+
+    def issue(self, tiles, stage, pred):
+        lw = self.lw
+        addr = self.stage_addr(stage)
+        for tile, offs in zip(tiles, self.offsets):
+            for k, off in enumerate(offs):
+                W.cp_async16(lw, lw.b.add(addr, off), tile.regs[k * 8], pred)
+        W.cp_async_commit(lw)
+
+    def advance(self, body, term, tiles):
+        """The next pointer tiles of ``tiles`` (each load's slice, its arg bound to the tile)."""
+        lw = self.lw
+        out = []
+        for (ld, j), sl, t in zip(self.plan.loads, self.plan.slices, tiles):
+            arg = body.args[j + 1]
+            saved = lw.values.get(arg)
+            lw.values[arg] = t
+            for o in body.ops:
+                if o in sl:
+                    lw.lower_op(o)
+            out.append(lw.get(term.values[j]))
+            if saved is None:
+                lw.values.pop(arg, None)
+            else:
+                lw.values[arg] = saved
+        return out
+
+
+def _wrap(lw, s, stages):
+    n = lw.b.add(s, lw.i32(1))
+    return lw.b.select(lw.b.icmp_unsigned("==", n, lw.i32(stages)), lw.i32(0), n)
+
+
+def lower_for(lw, op, plan):
+    """Lower ``op`` (an ``scf.for`` matching ``plan``) as a cp.async ring pipeline."""
+    from .rules_control import _flat, _flat_tiles, _loop_cond, _phis, _unflat
+    from .rules_mma import to_mma
+    b = lw.b
+    lw.arch_specific |= plan.consumer == "wgmma"
+    lb, ub, step = (lw.get(v).scalar for v in (op.lb, op.ub, op.step))
+    el = op.lb.type.element
+    n = len(op.inits)
+    inits = [to_mma(lw, lw.raw(v), plan.layout) if i == plan.acc_pos else lw.get(v)
+             for i, v in enumerate(op.inits)]
+    body, term = op.body, op.body.terminator
+    lw.barrier()                                   # earlier readers of shared memory are done
+    ring = Ring(lw, plan)
+    D, S = plan.distance, plan.stages
+    ahead = [inits[j] for _, j in plan.loads]
+
+    def iv_plus(iv, k):
+        return b.add(iv, b.mul(step, ir.Constant(step.type, k))) if k else iv
+
+    for s in range(D):
+        ring.issue(ahead, lw.i32(s), _loop_cond(lw, iv_plus(lb, s), ub, step, el))
+        ahead = ring.advance(body, term, ahead)
+    pre = b.block
+    head = lw.kernel.append_basic_block("afor.head")
+    bb = lw.kernel.append_basic_block("afor.body")
+    exit_ = lw.kernel.append_basic_block("afor.exit")
+    b.branch(head)
+    b.position_at_end(head)
+    iv = b.phi(lb.type)
+    iv.add_incoming(lb, pre)
+    state = inits + ahead
+    phis = _phis(lw, _flat(state) + [lw.i32(0), lw.i32(D % S)], pre)
+    rs, ws = phis[-2], phis[-1]
+    b.cbranch(_loop_cond(lw, iv, ub, step, el), bb, exit_)
+    b.position_at_end(bb)
+    carried = _unflat(phis[:-2], state)
+    W.cp_async_wait(lw, D - 1)
+    if plan.consumer == "wgmma":
+        W.fence_async_shared(lw)
+    lw.barrier()
+    ring.issue(carried[n:], ws, _loop_cond(lw, iv_plus(iv, D), ub, step, el))
+    ahead_next = ring.advance(body, term, carried[n:])
+    nxt = _lower_body(lw, op, plan, ring, iv, carried[:n], rs)
+    nxt = [t if i == plan.acc_pos else _flat_tiles(lw, [t])[0] for i, t in enumerate(nxt)]
+    latch = b.block
+    iv.add_incoming(b.add(iv, step), latch)
+    for p, v in zip(phis, _flat(nxt + ahead_next) + [_wrap(lw, rs, S), _wrap(lw, ws, S)]):
+        p.add_incoming(v, latch)
+    b.branch(head)
+    b.position_at_end(exit_)
+    out = carried[:n]
+    acc = out[plan.acc_pos]
+    if plan.inflight:
+        out[plan.acc_pos] = Tile(W.wgmma_wait(lw, 0, acc.regs), acc.layout)
+    W.cp_async_wait(lw, 0)
+    lw.barrier()
+    return out
+
+
+def _lower_body(lw, op, plan, ring, iv, carried, rs):
+    body = op.body
+    for a, t in zip(body.args, [Tile([iv], None)] + carried):
+        lw.values[a] = t
+    lw._yielded = None
+    skip = {ld for ld, _ in plan.loads}
+    for o in body.ops:
+        if o in skip:
+            continue
+        if o is plan.dot:
+            acc = carried[plan.acc_pos]
+            consume = W.wgmma_consume if plan.consumer == "wgmma" else W.mma_consume
+            regs = consume(lw, plan, ring.stage_addr(rs), acc.regs)
+            lw.values[o.result] = Tile(regs, plan.layout)
+            continue
+        if o is plan.fold_add:
+            lw.values[o.result] = lw.values[plan.dot.result]
+            continue
+        lw.lower_op(o)
+    out = lw._yielded
+    lw._yielded = None
+    return list(out)
