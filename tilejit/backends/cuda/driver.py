@@ -206,25 +206,69 @@ class Launcher:
 
     def run(self, dev, grid, values, stream, buffers=()):
         """Launch; with reports, synchronise and return the error record (else None)."""
-        fn = self.cache.get(dev.ordinal)
-        if fn is None:
-            fn = self.cache[dev.ordinal] = dev.function(self.kernel)
+        entry = self.cache.get(dev.ordinal)
+        if entry is None:
+            fn = dev.function(self.kernel)
+            entry = self.cache[dev.ordinal] = (fn, _handle(fn))
         gx, gy, gz = grid
         if not (gx and gy and gz):
             return None
-        cu = self.cu or self._load_cu()
+        if self.cu is None:
+            self._load_cu()
         if self.kernel.reports:
-            return _reported_run(self, dev, fn, grid, values, stream, buffers)
+            return _reported_run(self, dev, entry[0], grid, values, stream, buffers)
         with _lock:
             self._pack(values)
-            err, = cu.cuLaunchKernel(fn, gx, gy, gz, self.block, 1, 1, self.kernel.shared,
-                                          stream, self.params_addr, 0)
-        if int(err) != 0:
-            if int(err) == 201:           # CUDA_ERROR_INVALID_CONTEXT: make ours current, retry
+            err = _launch(self.cu, entry, grid, self.block, self.kernel.shared, stream, self.params_addr)
+        if err != 0:
+            if err == 201:           # CUDA_ERROR_INVALID_CONTEXT: make ours current, retry
                 dev.make_current()
                 return self.run(dev, grid, values, stream)
-            check((err,))
+            cu = _cu()
+            check((cu.CUresult(int(err)),))
         return None
+
+
+def _handle(fn):
+    """The CUfunction's raw handle (an int), or None for objects that have none."""
+    try:
+        return int(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _raw_launch():
+    """libcuda's ``cuLaunchKernel`` called through ctypes: a plain C call per launch
+    (cuda-bindings wraps every argument); None where libcuda cannot be opened."""
+    try:
+        f = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
+    except (OSError, AttributeError):
+        return None
+    f.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+    f.restype = ctypes.c_int
+    return f
+
+
+_RAW = {"fn": None, "loaded": False, "ok": False}
+
+
+def _launch(cu, entry, grid, block, shared, stream, params) -> int:
+    """One cuLaunchKernel, through ctypes when libcuda opens, else through cuda-bindings.
+    If the very first raw launch fails, the raw path is turned off for good and the
+    bindings launch again (and report), so a wrong handle can never hide an error."""
+    fn, handle = entry
+    gx, gy, gz = grid
+    if not _RAW["loaded"]:
+        _RAW["fn"], _RAW["loaded"] = _raw_launch(), True
+    raw = _RAW["fn"]
+    if raw is not None and handle is not None:
+        err = raw(handle, gx, gy, gz, block, 1, 1, shared, stream or None, params, None)
+        if err == 0 or err == 201 or _RAW["ok"]:
+            _RAW["ok"] = _RAW["ok"] or err == 0
+            return err
+        _RAW["fn"] = None
+    err, = cu.cuLaunchKernel(fn, gx, gy, gz, block, 1, 1, shared, stream, params, 0)
+    return int(err)
 
 
 _SCALARS = (int, float, bool, type(None))
