@@ -21,18 +21,19 @@ from triton.testing import do_bench  # noqa: E402
 
 from bench_cuda import K, tj_kernel, tj_launcher, tr_matmul  # noqa: E402
 
-# BM, BN, BK, warps, stages, arch (90: wgmma sm_90a, 80: ldmatrix + mma.sync), wgmma groups in flight
-TJ_CONFIGS = [(128, 128, 64, 8, 4, 90, 1), (128, 128, 64, 8, 5, 90, 1), (128, 256, 64, 8, 4, 90, 1),
-              (128, 256, 64, 8, 3, 90, 1), (128, 128, 64, 8, 4, 90, 0), (128, 128, 64, 8, 4, 80, 0),
-              (128, 128, 64, 4, 4, 80, 0)]
+# BM, BN, BK, warps, stages, arch (90: wgmma sm_90a, 80: ldmatrix + mma.sync),
+# wgmma groups in flight, late issue (copies after the in-flight group retires: distance S-1)
+TJ_CONFIGS = [(128, 256, 64, 8, 4, 90, 1, 1), (128, 256, 64, 8, 3, 90, 1, 1), (128, 256, 64, 8, 4, 90, 1, 0),
+              (128, 128, 64, 8, 4, 90, 1, 1), (128, 128, 64, 8, 5, 90, 1, 1), (128, 128, 64, 8, 6, 90, 1, 1),
+              (128, 128, 64, 8, 4, 80, 0, 0)]
 TR_CONFIGS = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3)]
 
 
 def tj_config(n, cfg, a, b, c, ref, rows):
     """Compile, check rows [0, rows) against ``ref`` and every element for NaN, time."""
-    BM, BN, BK, warps, stages, arch, inflight = cfg
+    BM, BN, BK, warps, stages, arch, inflight, late = cfg
     func = K.matmul_kernel(BM, BN, BK, "fp16")
-    func.attrs.update(num_stages=stages, target=f"cuda:{arch}", wgmma_inflight=inflight)
+    func.attrs.update(num_stages=stages, target=f"cuda:{arch}", wgmma_inflight=inflight, ring_late_issue=bool(late))
     kern, secs = tj_kernel(func, warps)
     f = tj_launcher(kern, (n // BM, n // BN), a, b, c, n, n, n)
     c.fill_(float("nan"))
@@ -86,7 +87,7 @@ def main():
     if ns.out:
         with open(ns.out, "w") as f:
             json.dump(out, f, indent=1)
-    print("\n%-6s %-34s %9s" % ("n", "config (BM,BN,BK,w,S,arch,inflight)", "TFLOP/s"))
+    print("\n%-6s %-34s %9s" % ("n", "config (BM,BN,BK,w,S,arch,infl,late)", "TFLOP/s"))
     for res in out["results"]:
         for r in res["tilejit"]:
             print("%-6d %-34s %9s" % (res["n"], r["cfg"], f"{r['tflops']:.1f}" if "tflops" in r else r))

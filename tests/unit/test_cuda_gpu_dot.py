@@ -61,6 +61,8 @@ def test_pipelined_dot_bf16_and_wait_all(arch):
     assert err < 1e-2, err
     _, err = _run(128, 128, 64, 8, 3, arch, 256, 256, 256, inflight=0)
     assert err < 1e-3, err
+    _, err = _run(128, 128, 64, 8, 4, arch, 256, 256, 640, ring_late_issue=False)
+    assert err < 1e-3, err
 
 
 def test_zero_trip_loop_stores_zeros():

@@ -41,8 +41,8 @@ def test_hopper_matmul_is_cp_async_ring_and_wgmma(BM, BN, warps, stages, dtype):
     assert _count(ptx, rf"wgmma\.mma_async\.sync\.aligned\.m64n{BN}k16\.f32\.{kind}\.{kind}") == 4
     assert "mma.sync" not in ptx and "ldmatrix" not in ptx
     assert "wgmma.fence.sync.aligned" in ptx and "wgmma.commit_group.sync.aligned" in ptx
-    inflight = 1 if stages >= 3 else 0
-    dist = stages - 1 - inflight
+    inflight = 1                      # one wgmma group in flight; copies issued after it retires
+    dist = stages - 1
     assert f"wgmma.wait_group.sync.aligned {inflight};" in ptx
     assert f"cp.async.wait_group {dist - 1};" in ptx and "fence.proxy.async.shared::cta" in ptx
     chunks = (BM * 64 + 64 * BN) // 8 // (warps * 32)           # 16-byte copies per thread per tile
@@ -103,7 +103,17 @@ def test_fp32_dot_is_not_pipelined():
 
 def test_default_num_stages_is_three():
     ptx = _compile(128, 128, 64, 8, None, 90).ptx
-    assert "wgmma.wait_group.sync.aligned 1;" in ptx and "cp.async.wait_group 0;" in ptx
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx and "cp.async.wait_group 1;" in ptx
+
+
+@pytest.mark.parametrize("late,inflight,wait", [(True, 1, 2), (False, 1, 1), (True, 0, 2)])
+def test_ring_distance_follows_the_issue_point(late, inflight, wait):
+    """Early issue with a wgmma group in flight must skip the stage that group reads."""
+    ptx = _compile(128, 128, 64, 8, 4, 90, ring_late_issue=late, wgmma_inflight=inflight).ptx
+    assert f"cp.async.wait_group {wait};" in ptx
+    assert f"wgmma.wait_group.sync.aligned {inflight};" in ptx
+    body = ptx[ptx.index("wgmma.fence"):]
+    assert body.count("bar.sync") >= (2 if late and inflight else 1)
 
 
 @tilejit.jit

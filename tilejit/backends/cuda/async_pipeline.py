@@ -49,10 +49,14 @@ class AsyncPlan:
     stages: int
     inflight: int       # wgmma groups left in flight per iteration
     fold_add: object = None   # ``acc + dot(a, b, 0)``: this add is the dot into acc
+    late_issue: bool = True   # with a wgmma group in flight: copy after the dot + a 2nd barrier
 
     @property
     def distance(self) -> int:
-        return self.stages - 1 - self.inflight
+        """Tiles in flight ahead of the one consumed.  The stage written in iteration i
+        was consumed in iteration i+D-S+1; an in-flight wgmma group still reads it
+        unless the copy waits for that group in every warpgroup (late issue)."""
+        return self.stages - 1 - (self.inflight if not self.late_issue else 0)
 
     @property
     def stage_bytes(self) -> int:
@@ -167,6 +171,7 @@ def _plan_dot(lw, for_op, d, acc_pos):
     stages = int(lw.func.attrs.get("num_stages") or 3)
     inflight = int(lw.func.attrs.get("wgmma_inflight", 1)) if consumer == "wgmma" else 0
     plan = AsyncPlan(d, acc_pos, [la, lb], slices, at.shape, bt.shape, kind, consumer, ml, stages, inflight)
+    plan.late_issue = bool(inflight) and bool(lw.func.attrs.get("ring_late_issue", True))
     while plan.stages * plan.stage_bytes > SMEM_LIMIT and plan.stages > 2:
         plan.stages -= 1
     if plan.inflight and plan.distance < 1:
@@ -298,9 +303,14 @@ def lower_for(lw, op, plan):
     if plan.consumer == "wgmma":
         W.fence_async_shared(lw)
     lw.barrier()
-    ring.issue(carried[n:], ws, _loop_cond(lw, iv_plus(iv, D), ub, step, el))
+
+    def issue_next():
+        ring.issue(carried[n:], ws, _loop_cond(lw, iv_plus(iv, D), ub, step, el))
+
+    if not plan.late_issue:
+        issue_next()
     ahead_next = ring.advance(body, term, carried[n:])
-    nxt = _lower_body(lw, op, plan, ring, iv, carried[:n], rs)
+    nxt = _lower_body(lw, op, plan, ring, iv, carried[:n], rs, issue_next if plan.late_issue else None)
     nxt = [t if i == plan.acc_pos else _flat_tiles(lw, [t])[0] for i, t in enumerate(nxt)]
     latch = b.block
     iv.add_incoming(b.add(iv, step), latch)
@@ -317,7 +327,10 @@ def lower_for(lw, op, plan):
     return out
 
 
-def _lower_body(lw, op, plan, ring, iv, carried, rs):
+def _lower_body(lw, op, plan, ring, iv, carried, rs, after_dot=None):
+    """Lower the body with the planned loads gone and the dot reading ring stage ``rs``;
+    ``after_dot`` (late issue) runs behind a barrier once every warpgroup has retired
+    its previous wgmma group."""
     body = op.body
     for a, t in zip(body.args, [Tile([iv], None)] + carried):
         lw.values[a] = t
@@ -331,6 +344,9 @@ def _lower_body(lw, op, plan, ring, iv, carried, rs):
             consume = W.wgmma_consume if plan.consumer == "wgmma" else W.mma_consume
             regs = consume(lw, plan, ring.stage_addr(rs), acc.regs)
             lw.values[o.result] = Tile(regs, plan.layout)
+            if after_dot is not None:
+                lw.barrier()
+                after_dot()
             continue
         if o is plan.fold_add:
             lw.values[o.result] = lw.values[plan.dot.result]
