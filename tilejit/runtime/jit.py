@@ -41,14 +41,14 @@ class KernelInterface:
 class _GridLaunch:
     """``kernel[grid]`` for a JITFunction: ``(*args, **kwargs)`` launches."""
 
-    __slots__ = ("launcher", "grid")
+    __slots__ = ("go", "grid")
 
     def __init__(self, launcher, grid):
-        self.launcher = launcher
+        self.go = launcher.go          # the express lane (runtime/express.py)
         self.grid = grid
 
     def __call__(self, *args, **kwargs):
-        return self.launcher(args, kwargs, self.grid)
+        return self.go(args, kwargs, self.grid)
 
 
 class JITFunction(KernelInterface):
@@ -75,6 +75,7 @@ class JITFunction(KernelInterface):
         self.arg_names = [p.name for p in self.params]
         self.constexpr_names = [p.name for p in self.params if p.is_constexpr]
         self._launcher = None
+        self._last_launch = None       # the last kernel[grid] (see __getitem__)
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(
@@ -82,12 +83,17 @@ class JITFunction(KernelInterface):
             "or call it from inside another kernel")
 
     def __getitem__(self, grid):
-        """``kernel[grid]``: a launcher calling straight into the per-kernel binder."""
+        """``kernel[grid]``: a launcher calling straight into the express lane (the
+        last one is reused while the grid is the same object, e.g. a literal)."""
+        last = self._last_launch
+        if last is not None and last.grid is grid:
+            return last
         launcher = self._launcher
         if launcher is None:
             from .launcher import Launcher
             launcher = self._launcher = Launcher(self)
-        return _GridLaunch(launcher, grid)
+        last = self._last_launch = _GridLaunch(launcher, grid)
+        return last
 
     def run(self, *args, grid, **kwargs):
         """Bind arguments, compile (cached) and launch over ``grid``."""

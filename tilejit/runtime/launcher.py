@@ -15,11 +15,14 @@ from . import recompile as _recompile
 from .options import get_options
 from .validate import check_devices, check_grid, needs_grid_check, with_sanitize
 from .fastpath import make_fast_binder, torch_is_imported
+from . import express as _express
+from . import options as _options_mod
 
 _EMPTY = inspect.Parameter.empty
 _from_buffer = ctypes.c_char.from_buffer
 _addressof = ctypes.addressof
 _OPTION_TOKENS: dict = {}       # Options -> small int (hashing the dataclass per launch is slow)
+_EXPRESS_MAX = 256              # express entries per kernel before the lane starts over
 
 
 class _PtrNames(dict):
@@ -64,8 +67,50 @@ def _simple_grid(grid):
     return None
 
 
+class _KernelCache(dict):
+    """The launcher's key -> kernel dict; any change empties the express lane
+    (whose entries were derived from it)."""
+
+    def __init__(self, on_change):
+        super().__init__()
+        self._on_change = on_change
+
+    def __setitem__(self, key, value):
+        self._on_change()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):
+        self._on_change()
+        super().__delitem__(key)
+
+    def clear(self):
+        self._on_change()
+        super().clear()
+
+    def pop(self, *a):
+        self._on_change()
+        return super().pop(*a)
+
+    def popitem(self):
+        self._on_change()
+        return super().popitem()
+
+    def setdefault(self, key, default=None):
+        self._on_change()
+        return super().setdefault(key, default)
+
+    def update(self, *a, **kw):
+        self._on_change()
+        super().update(*a, **kw)
+
+    def __ior__(self, other):
+        self._on_change()
+        return super().__ior__(other)
+
+
 class Launcher:
-    """Binds launches of one JITFunction; ``cache`` maps keys to compiled kernels."""
+    """Binds launches of one JITFunction; ``cache`` maps keys to compiled kernels.
+    ``go(args, kwargs, grid)`` is the express lane (runtime/express.py) in front of it."""
 
     def __init__(self, jitfn):
         self.fn = jitfn
@@ -76,7 +121,7 @@ class Launcher:
         self.is_constexpr = [p.is_constexpr for p in self.params]
         self.specialize = [not p.do_not_specialize for p in self.params]
         self.defaults = [p.default for p in self.params]
-        self.cache: dict = {}
+        self.cache: dict = _KernelCache(self._express_clear)
         self.nparams = len(self.params)
         self.param_set = frozenset(self.names)
         self.tail_sets = [set(self.names[i:]) for i in range(len(self.names) + 1)]
@@ -87,6 +132,33 @@ class Launcher:
         self._fast = None          # generated binder (runtime/fastpath.py), made on first launch
         self._fast_torch = False   # whether that binder knows torch.Tensor
         self._gpu_backend = None
+        self.express: dict = {}        # express key -> runner (runtime/express.py)
+        self.express_state = [None]    # the Options object the express entries hold under
+        self._express_keep: list = []  # dtypes whose ids are in express keys (ids stay unique)
+        self.go = _express.make_express(self)
+
+    # ------------------------------------------------------------ express lane
+    def _express_clear(self):
+        self.express.clear()
+        self._express_keep.clear()
+
+    def express_reset(self, args, kwargs, grid):
+        """The options changed: empty the lane, note the current options, launch."""
+        self._express_clear()
+        self.express_state[0] = get_options()
+        return self(args, kwargs, grid)
+
+    def express_miss(self, args, kwargs, grid, key, vals):
+        """Launch by the general rules; then let ``key`` reach the kernel they chose
+        (when the options stayed the lane's all along)."""
+        opts = _options_mod._current
+        kernel = self(args, kwargs, grid)
+        if opts is self.express_state[0] is _options_mod._current and kernel is not None:
+            if len(self.express) >= _EXPRESS_MAX:     # e.g. ever new equal dtype objects
+                self._express_clear()
+            self._express_keep.extend(v.dtype for v in vals if type(v) is np.ndarray)
+            self.express[key] = _express.runner_for(kernel, self.names)
+        return kernel
 
     # ------------------------------------------------------------ binding
     def bind(self, args, kwargs) -> list:
