@@ -141,18 +141,26 @@ def jit_mm(a_ptr, b_ptr, c_ptr, K, sam, sbk, scm, BM: tl.constexpr, BN: tl.const
     tl.store(c_ptr + om[:, None] * scm + on[None, :], acc)
 
 
+SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32", "sam": "i32", "sbk": "i32", "scm": "i32"}
+
+
 def _jit_matmul(masked: bool, fold: bool):
-    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32", "sam": "i32", "sbk": "i32",
-           "scm": "i32"}
-    k = tilejit.compile(jit_mm, signature=sig, constexprs=dict(BM=128, BN=128, BK=64, MASKED=masked, FOLD=fold),
-                        divisible_by_16=tuple(sig), target="cuda:90", num_warps=8, num_stages=4)
+    k = tilejit.compile(jit_mm, signature=SIG, constexprs=dict(BM=128, BN=128, BK=64, MASKED=masked, FOLD=fold),
+                        divisible_by_16=tuple(SIG), target="cuda:90", num_warps=8, num_stages=4)
     return k.asm["ptx"]
 
 
-def test_masked_loads_keep_the_register_path():
-    """A masked operand load (zero fill) is not expressed as cp.async yet."""
+def test_masked_loads_copy_with_zero_fill_above_the_loop_scratch():
+    """The K mask is re-evaluated for each copy's iteration and becomes src-size 0/16;
+    its broadcast's scratch shared memory sits below the ring (no overlap)."""
     ptx = _jit_matmul(masked=True, fold=False)
-    assert "cp.async" not in ptx and "mma.sync" in ptx
+    assert "mma.sync" not in ptx and _count(ptx, r"wgmma\.mma_async") == 4
+    assert _count(ptx, r"cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16, %r\d+;") == 32
+    k = tilejit.compile(jit_mm, signature=SIG, constexprs=dict(BM=128, BN=128, BK=64, MASKED=True, FOLD=False),
+                        divisible_by_16=tuple(SIG), target="cuda:90", num_warps=8, num_stages=4)
+    ring = 4 * (128 * 64 + 64 * 128) * 2
+    assert k.shared >= ring + 1024           # the mask broadcast's scratch (one 1024-aligned block), then the ring
+    assert _count(k.asm["llir_opt"], r"tj_ring_off") == 0       # the placeholder offset folded away
 
 
 def test_vec8_layout_for_ring_operands():

@@ -18,7 +18,11 @@ Hopper ``wgmma`` (sm_90a, one group left in flight, so ``D = S-2``) or ``ldmatri
 + ``mma.sync`` (``D = S-1``).  The loop-carried pointers of the original loop are
 still computed (their loads are gone); copies are issued through "ahead" pointer
 tiles that the slice advances ``D`` iterations early.  Loads with a mask or other,
-shapes the ring cannot hold, or a vector width under 16 bytes keep today's path.
+A masked load (``other`` absent or 0) is copied with ``src-size`` 0 (zero fill) for
+chunks whose mask is false: its mask must be computed from the induction variable and
+values from outside the loop, and be constant over each 8-element chunk (analysis
+constancy); it is evaluated for the iteration each copy belongs to.  Shapes the ring
+cannot hold, other masks, or a vector width under 16 bytes keep today's path.
 """
 from __future__ import annotations
 
@@ -41,6 +45,7 @@ class AsyncPlan:
     acc_pos: int
     loads: list         # [(LoadOp, iter position)]: A's, then B's
     slices: list        # per load: body ops computing its next pointer
+    mask_slices: list   # per load: body ops computing its mask from the iv (None: no mask)
     a_shape: tuple
     b_shape: tuple
     kind: str           # 'f16' | 'bf16'
@@ -70,19 +75,47 @@ def _uses(block, value) -> int:
     return n
 
 
-def _own_slice(body, j, term):
-    """Ops computing the next pointer of iter arg ``j`` from that arg alone."""
-    from .pipeline import _slice
-    sl = _slice(term.values[j], set(body.ops))
+def _slice(value, body_ops: set):
+    """Body ops needed to compute ``value`` (None if one is not cheap and pure)."""
+    from .pipeline import _SLICE_OK
+    out, stack = set(), [value]
+    while stack:
+        o = stack.pop().op
+        if o is None or o not in body_ops or o in out:
+            continue
+        if o.regions or not (o.has_trait("elementwise") or isinstance(o, _SLICE_OK + (ops.BroadcastOp,))):
+            return None
+        if not o.has_trait("pure"):
+            return None
+        out.add(o)
+        stack.extend(o.operands)
+    return out
+
+
+def _slice_using(body, value, allowed):
+    """Slice of ``value`` whose only block-arg inputs are in ``allowed`` (else None)."""
+    sl = _slice(value, set(body.ops))
     if sl is None:
         return None
-    arg = body.args[j + 1]
-    others = {a for a in body.args if a is not arg}
+    others = {a for a in body.args if a not in allowed}
     for o in sl:
-        for v in o.operands:
-            if v in others:
-                return None
+        if any(v in others for v in o.operands):
+            return None
     return sl
+
+
+def _own_slice(body, j, term):
+    """Ops computing the next pointer of iter arg ``j`` from that arg alone."""
+    return _slice_using(body, term.values[j], {body.args[j + 1]})
+
+
+def _mask_slice(body, ld):
+    """Ops computing ``ld``'s mask from the induction variable (None: unmasked; False:
+    a mask the ring cannot re-evaluate for a later iteration)."""
+    if ld.mask is None:
+        return None
+    sl = _slice_using(body, ld.mask, {body.args[0]})
+    return False if sl is None else sl
 
 
 def _load_of(body, value, term):
@@ -90,7 +123,7 @@ def _load_of(body, value, term):
     ld = value.op
     if not isinstance(ld, ops.LoadOp) or ld not in body.ops:
         return None
-    if ld.mask is not None or ld.other is not None or ld.attrs.get("volatile"):
+    if (ld.other is not None and not _is_zero(ld.other)) or ld.attrs.get("volatile"):
         return None
     pos = {a: i - 1 for i, a in enumerate(body.args) if i > 0}
     j = pos.get(ld.ptr)
@@ -122,6 +155,8 @@ def find_plan(lw, for_op):
 
 def _is_zero(value) -> bool:
     o = value.op
+    while isinstance(o, (ops.SplatOp, ops.BroadcastOp, ops.CastOp)):    # 0 stays 0
+        o = o.src.op
     return isinstance(o, ops.ConstantOp) and o.attrs.get("value") == 0
 
 
@@ -152,6 +187,9 @@ def _plan_dot(lw, for_op, d, acc_pos):
     slices = [_own_slice(body, j, term) for _, j in (la, lb)]
     if any(s is None for s in slices):
         return None
+    msl = [_mask_slice(body, ld) for ld, _ in (la, lb)]
+    if any(m is False for m in msl):
+        return None
     (M, K), (_, N) = at.shape, bt.shape
     if K % W.PANEL or N % W.PANEL or M % 16:
         return None
@@ -170,7 +208,7 @@ def _plan_dot(lw, for_op, d, acc_pos):
         consumer = "mma"
     stages = int(lw.func.attrs.get("num_stages") or 3)
     inflight = int(lw.func.attrs.get("wgmma_inflight", 1)) if consumer == "wgmma" else 0
-    plan = AsyncPlan(d, acc_pos, [la, lb], slices, at.shape, bt.shape, kind, consumer, ml, stages, inflight)
+    plan = AsyncPlan(d, acc_pos, [la, lb], slices, msl, at.shape, bt.shape, kind, consumer, ml, stages, inflight)
     plan.late_issue = bool(inflight) and bool(lw.func.attrs.get("ring_late_issue", True))
     while plan.stages * plan.stage_bytes > SMEM_LIMIT and plan.stages > 2:
         plan.stages -= 1
@@ -205,15 +243,38 @@ def plan_for(lw, for_op):
         for pv in (for_op.inits[j], for_op.body.args[j + 1], term.values[j]):
             if lw.layout(pv.type).vec != 8 or vector_width(lw, ld, pv, None, ld.ptr.type.element.element) != 8:
                 return None
+        if ld.mask is not None:
+            try:
+                info = lw.facts.axis(ld.mask)
+            except Exception:
+                return None
+            if info is None or info.constancy[-1] % 8:
+                return None
     return plan
 
 
 # ---- the ring ----------------------------------------------------------------------
 class Ring:
+    """The stages live above the scratch shared memory that ops inside the loop use
+    (broadcasts of masks, ...), which all start at offset 0: that size is known only
+    once the loop is lowered, so the ring's offset is a placeholder constant filled in
+    by :meth:`close` (LLVM folds it)."""
+
     def __init__(self, lw, plan):
         self.lw, self.plan = lw, plan
-        base = lw.smem(plan.stages * plan.stage_bytes, align=1024)
-        self.base = W.shared_addr(lw, base)
+        base = lw.smem(0, align=1024)
+        name = f"tj_ring_off{len(lw.module.globals)}"
+        g = ir.GlobalVariable(lw.module, T.I32, name, addrspace=4)
+        g.global_constant = True
+        g.linkage = "internal"
+        g.initializer = ir.Constant(T.I32, 0)
+        g.type = ir.PointerType(addrspace=4)
+        self.off_var = g
+        off = lw.b.load(g, typ=T.I32)
+        off.align = 4
+        self.base = lw.b.add(W.shared_addr(lw, base), off)
+        self.saved_window = lw.smem_window
+        lw.smem_window = 0
         self.offsets = []          # per load: this thread's chunk offsets in a stage
         extra = 0
         for shape in (plan.a_shape, plan.b_shape):
@@ -227,34 +288,56 @@ class Ring:
             self.offsets.append(offs)
             extra += W.tile_bytes(shape)
 
+    def close(self):
+        """Fix the ring's offset above the loop's scratch and reserve its bytes."""
+        lw = self.lw
+        off = (lw.smem_window + 1023) // 1024 * 1024
+        self.off_var.initializer = ir.Constant(T.I32, off)
+        lw.smem(off + self.plan.stages * self.plan.stage_bytes, align=1024)
+        if self.saved_window is not None:
+            lw.smem_window = max(self.saved_window, off + self.plan.stages * self.plan.stage_bytes)
+        else:
+            lw.smem_window = None
+
     def stage_addr(self, stage):
         return self.lw.b.add(self.base, self.lw.b.mul(stage, self.lw.i32(self.plan.stage_bytes)))
 
-    def issue(self, tiles, stage, pred):
+    def issue(self, body, tiles, stage, pred, iv):
+        """Copy the tiles of iteration ``iv`` (an i32/i64 scalar) into ``stage``."""
         lw = self.lw
         addr = self.stage_addr(stage)
-        for tile, offs in zip(tiles, self.offsets):
+        sixteen, zero = lw.i32(16), lw.i32(0)
+        for (ld, _), msl, tile, offs in zip(self.plan.loads, self.plan.mask_slices, tiles, self.offsets):
+            masks = None
+            if msl is not None:
+                masks = _evaluate(lw, body, msl, {body.args[0]: Tile([iv], None)}, ld.mask).regs
             for k, off in enumerate(offs):
-                W.cp_async16(lw, lw.b.add(addr, off), tile.regs[k * 8], pred)
+                nbytes = None if masks is None else lw.b.select(masks[k * 8], sixteen, zero)
+                W.cp_async16(lw, lw.b.add(addr, off), tile.regs[k * 8], pred, nbytes)
         W.cp_async_commit(lw)
 
     def advance(self, body, term, tiles):
         """The next pointer tiles of ``tiles`` (each load's slice, its arg bound to the tile)."""
-        lw = self.lw
-        out = []
-        for (ld, j), sl, t in zip(self.plan.loads, self.plan.slices, tiles):
-            arg = body.args[j + 1]
-            saved = lw.values.get(arg)
-            lw.values[arg] = t
-            for o in body.ops:
-                if o in sl:
-                    lw.lower_op(o)
-            out.append(lw.get(term.values[j]))
-            if saved is None:
-                lw.values.pop(arg, None)
-            else:
-                lw.values[arg] = saved
-        return out
+        return [_evaluate(self.lw, body, sl, {body.args[j + 1]: t}, term.values[j])
+                for (ld, j), sl, t in zip(self.plan.loads, self.plan.slices, tiles)]
+
+
+def _evaluate(lw, body, sl, bindings, value):
+    """``value``'s tile with the body ops ``sl`` lowered under ``bindings`` (block arg ->
+    tile); every binding and op result is restored afterwards."""
+    keys = list(bindings) + [r for o in body.ops if o in sl for r in o.results]
+    saved = {k: lw.values[k] for k in keys if k in lw.values}
+    lw.values.update(bindings)
+    for o in body.ops:
+        if o in sl:
+            lw.lower_op(o)
+    out = lw.get(value)
+    for k in keys:
+        if k in saved:
+            lw.values[k] = saved[k]
+        else:
+            lw.values.pop(k, None)
+    return out
 
 
 def _wrap(lw, s, stages):
@@ -283,7 +366,8 @@ def lower_for(lw, op, plan):
         return b.add(iv, b.mul(step, ir.Constant(step.type, k))) if k else iv
 
     for s in range(D):
-        ring.issue(ahead, lw.i32(s), _loop_cond(lw, iv_plus(lb, s), ub, step, el))
+        ivs = iv_plus(lb, s)
+        ring.issue(body, ahead, lw.i32(s), _loop_cond(lw, ivs, ub, step, el), ivs)
         ahead = ring.advance(body, term, ahead)
     pre = b.block
     head = lw.kernel.append_basic_block("afor.head")
@@ -305,7 +389,8 @@ def lower_for(lw, op, plan):
     lw.barrier()
 
     def issue_next():
-        ring.issue(carried[n:], ws, _loop_cond(lw, iv_plus(iv, D), ub, step, el))
+        ivd = iv_plus(iv, D)
+        ring.issue(body, carried[n:], ws, _loop_cond(lw, ivd, ub, step, el), ivd)
 
     if not plan.late_issue:
         issue_next()
@@ -324,7 +409,24 @@ def lower_for(lw, op, plan):
         out[plan.acc_pos] = Tile(W.wgmma_wait(lw, 0, acc.regs), acc.layout)
     W.cp_async_wait(lw, 0)
     lw.barrier()
+    ring.close()
     return out
+
+
+def _dead_ops(body, gone):
+    """``gone`` plus the pure body ops whose results only feed ops that are gone (the
+    replaced loads' masks and others: a broadcast costs barriers even when unused)."""
+    users = {}
+    for o in body.walk():
+        for v in o.operands:
+            users.setdefault(v, []).append(o)
+    dead = set(gone)
+    for o in reversed(body.ops):
+        if o in dead or o.regions or not o.has_trait("pure"):
+            continue
+        if all(u in dead for r in o.results for u in users.get(r, [])):
+            dead.add(o)
+    return dead
 
 
 def _lower_body(lw, op, plan, ring, iv, carried, rs, after_dot=None):
@@ -335,7 +437,7 @@ def _lower_body(lw, op, plan, ring, iv, carried, rs, after_dot=None):
     for a, t in zip(body.args, [Tile([iv], None)] + carried):
         lw.values[a] = t
     lw._yielded = None
-    skip = {ld for ld, _ in plan.loads}
+    skip = _dead_ops(body, {ld for ld, _ in plan.loads})
     for o in body.ops:
         if o in skip:
             continue

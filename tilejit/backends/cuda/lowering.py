@@ -72,6 +72,7 @@ class Lowering:
         self._layouts: dict = {}
         self._smem = None
         self.arch_specific = False          # uses sm_90a-only instructions (wgmma)
+        self.smem_window = None             # max scratch bytes asked while a cp.async ring is live
         self.kernel = self._declare_kernel()
 
     # ---- module and kernel ---------------------------------------------------
@@ -248,6 +249,8 @@ class Lowering:
         """The dynamic shared-memory base (``ptr addrspace(3)``); reserves ``nbytes`` and
         aligns the base to ``align`` bytes (1024 for swizzled tensor-core tiles)."""
         self.smem_bytes = max(self.smem_bytes, (nbytes + 15) // 16 * 16)
+        if self.smem_window is not None:
+            self.smem_window = max(self.smem_window, nbytes)
         if self._smem is None:
             g = ir.GlobalVariable(self.module, ir.ArrayType(T.I8, 0), "tj_smem", addrspace=3)
             g.linkage = "external"
