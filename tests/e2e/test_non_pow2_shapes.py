@@ -311,6 +311,59 @@ def test_atomics(backend, rng, block):
     assert (old[2 * n:] == 5).all()
 
 
+# --------------------------------------------------------------------------- more ops
+@tilejit.jit
+def misc_kernel(x_ptr, f_ptr, i_ptr, M, N, R: tl.constexpr, C: tl.constexpr):
+    """Block pointers with boundary checks, join/split/cat/interleave, gather,
+    keep_dims, max with indices, xor_sum, bool tiles and a device_assert."""
+    pid = tl.program_id(0)
+    bp = tl.make_block_ptr(x_ptr, shape=(M, N), strides=(N, 1), offsets=(pid * R, 0),
+                           block_shape=(R, C), order=(1, 0))
+    t = tl.load(bp, boundary_check=(0, 1), padding_option="zero")
+    out = tl.make_block_ptr(f_ptr, shape=(M, N), strides=(N, 1), offsets=(pid * R, 0),
+                            block_shape=(R, C), order=(1, 0))
+    tl.store(out, t - tl.max(t, axis=1, keep_dims=True), boundary_check=(0, 1))
+    r = tl.arange(0, R)
+    c = tl.arange(0, C)
+    base = i_ptr + pid * (4 * C + 3 * R + 1)
+    ti = t.to(tl.int32)
+    a, b = tl.split(tl.join(ti, ti + 1))
+    tl.store(base + c, tl.sum(a * 10 + b, axis=0))
+    row0 = tl.sum(tl.where(r[:, None] == 0, ti, 0), axis=0)                 # (C,)
+    tl.store(base + C + tl.arange(0, 2 * C), tl.interleave(row0, tl.flip(row0, 0)))
+    tl.store(base + 3 * C + c, tl.gather(row0, (c * 7) % C, 0))
+    mx, idx = tl.max(ti, axis=1, return_indices=True)
+    tl.store(base + 4 * C + r, idx)
+    tl.store(base + 4 * C + R + r, tl.xor_sum(ti, axis=1))
+    pos = ti > 0
+    tl.store(base + 4 * C + 2 * R + r, tl.sum(pos.to(tl.int32), axis=1))
+    tl.store(base + 4 * C + 3 * R, tl.sum(tl.cat(row0, row0), axis=0))
+    tl.device_assert(mx >= tl.min(ti, axis=1), "max below min")
+
+
+def test_block_pointers_and_data_movement(backend, rng):
+    M, N, R, C = 10, 11, 3, 12                     # 4 programs; the last block of rows and
+    x = rng.integers(-9, 10, (M, N)).astype(np.float32)   # the 12th column are padding
+    f = np.full((M, N), 99.0, np.float32)
+    progs = tilejit.cdiv(M, R)
+    i = np.zeros((progs, 4 * C + 3 * R + 1), np.int32)
+    misc_kernel[(progs,)](x, f, i, M, N, R=R, C=C)
+    np.testing.assert_array_equal(f, x - x.max(1, keepdims=True).clip(0))
+    xp = np.zeros((progs * R, C), np.int32)
+    xp[:M, :N] = x
+    for p in range(progs):
+        t, row = xp[p * R:(p + 1) * R], i[p]
+        np.testing.assert_array_equal(row[:C], (t * 10 + t + 1).sum(0))
+        want_il = np.empty(2 * C, np.int32)
+        want_il[0::2], want_il[1::2] = t[0], t[0][::-1]
+        np.testing.assert_array_equal(row[C:3 * C], want_il)
+        np.testing.assert_array_equal(row[3 * C:4 * C], t[0][(np.arange(C) * 7) % C])
+        np.testing.assert_array_equal(row[4 * C:4 * C + R], t.argmax(1))
+        np.testing.assert_array_equal(row[4 * C + R:4 * C + 2 * R], np.bitwise_xor.reduce(t, axis=1))
+        np.testing.assert_array_equal(row[4 * C + 2 * R:4 * C + 3 * R], (t > 0).sum(1))
+        assert row[4 * C + 3 * R] == 2 * t[0].sum()
+
+
 # --------------------------------------------------------------------------- analysis
 def test_analysis_claims_for_non_pow2_arange():
     """arange(0, 10) is one run of 10 starting at 0 (a multiple of anything); the
@@ -335,6 +388,9 @@ F32 = "*fp32"
 PTX_CASES = {
     "add10": (add_kernel, {0: F32, 1: F32, 2: F32, 3: "i32"}, {"BLOCK": 10}, 4, None),
     "add384": (add_kernel, {0: F32, 1: F32, 2: F32, 3: "i32"}, {"BLOCK": 384}, 4, None),
+    # 128 threads, 10 lanes: loads read element tid % 10, stores are predicated on tid < 10
+    "copy10": (exact_copy, {0: "*i32", 1: "*i32", 2: "*i32"}, {"BLOCK": 10}, 4,
+               r"setp\.lt\.u32\s+(%p\d+), %r\d+, 10;[\s\S]*@\1 st\.global"),
     "copy781": (exact_copy, {0: "*i32", 1: "*i32", 2: "*i32"}, {"BLOCK": 781}, 4, None),
     "reduce2d": (reduce2d, {0: F32, 1: F32, 2: "*i32"}, {"R": 6, "C": 12}, 4, None),
     "scans2d": (scans2d, {0: "*i32", 1: "*i32"}, {"R": 6, "C": 12}, 4, None),
@@ -349,6 +405,7 @@ PTX_CASES = {
                        r"mma\.sync\.aligned\.m16n8k16"),
     "softmax781": (softmax_kernel, {0: F32, 1: F32, 2: "i32"}, {"BLOCK": 781}, 4, r"shfl\.sync\.bfly"),
     "rand10": (rand_kernel, {0: F32, 1: "i32"}, {"BLOCK": 10}, 4, None),
+    "misc": (misc_kernel, {0: F32, 1: F32, 2: "*i32", 3: "i32", 4: "i32"}, {"R": 3, "C": 12}, 4, None),
     "atomics10": (atomic_kernel, {0: "*i32", 1: "*i32", 2: "*i32", 3: "i32"}, {"BLOCK": 10}, 4,
                   r"atom(\.\w+)*\.add"),
 }
@@ -383,3 +440,15 @@ def test_cuda_layout_owns_each_element_once():
                         owned.append(raw)
             assert sorted(owned) == list(range(lay.numel)), (shape, threads)
             assert lay.numel % lay.vec == 0 and shape[-1] % lay.vec == 0
+
+
+@needs_ptxas
+@pytest.mark.parametrize("name", ["copy781", "reduce2d", "atomics10", "softmax781"])
+def test_cuda_sanitized_ptx_assembles(name):
+    """Sanitize mode checks every owned lane's address (the padding copies too)."""
+    from tilejit.runtime.options import Options
+    kernel, sig, cx, warps, _ = PTX_CASES[name]
+    ker = tilejit.compile(kernel, signature=sig, constexprs=cx, target="cuda:90", num_warps=warps,
+                          options=Options(sanitize=True))
+    assert ker.reports
+    tgt.ptxas(ker.asm["ptx"], 90)

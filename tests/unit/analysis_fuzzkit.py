@@ -261,9 +261,13 @@ class _Gen:
         return op.results[0]
 
 
-def build_kernel(seed: int, max_depth=3) -> FuzzKernel:
+SHAPES = ((1,), (4,), (8,), (16,), (2, 4), (4, 8), (1, 8), (8, 2))
+NON_POW2_SHAPES = ((3,), (6,), (10,), (12,), (3, 5), (6, 12), (5, 3), (1, 7), (12, 1))
+
+
+def build_kernel(seed: int, max_depth=3, shapes=SHAPES) -> FuzzKernel:
     r = random.Random(seed)
-    shape = r.choice([(1,), (4,), (8,), (16,), (2, 4), (4, 8), (1, 8), (8, 2)])
+    shape = r.choice(list(shapes))
     g = _Gen(r, shape)
     exprs = []
     for _ in range(r.randint(1, 2)):
