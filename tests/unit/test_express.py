@@ -68,6 +68,20 @@ def test_express_key_separates_exactly_what_the_cache_key_separates():
             assert (ekeys[i] == ekeys[j]) == (gkeys[i] == gkeys[j]), (i, j, gkeys[i], gkeys[j])
 
 
+def test_without_the_pointer_read_the_key_falls_back_to_from_buffer(monkeypatch):
+    monkeypatch.setattr(express, "DATA_OFFSET", None)
+    launcher = Launcher(_fresh())
+    key_of = express.make_key_function(launcher.plan)
+    vs = [v for v in _variants() if v[0].flags.c_contiguous and v[0].flags.writeable]
+    gkeys = [_general_key(launcher, v) for v in vs]
+    for i in range(len(vs)):
+        for j in range(len(vs)):
+            assert (key_of(vs[i]) == key_of(vs[j])) == (gkeys[i] == gkeys[j])
+    x = np.arange(8, dtype=np.float32)
+    assert key_of((x[::2], x, 4, 1.0, 16, True)) is None          # the launcher binds these
+    assert key_of((np.frombuffer(bytes(32), np.float32), x, 4, 1.0, 16, True)) is None
+
+
 def test_lazy_buffers_are_the_general_paths_buffers():
     launcher = Launcher(_fresh())
     for vals in _variants():
@@ -264,3 +278,21 @@ def test_concurrent_launches_from_threads():
         for t in threads:
             t.join()
     assert not errors
+
+
+def _odd_names(args, kwargs, grid, key, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(kwargs + offs, tl.load(args + offs) * grid + key)
+
+
+@needs_cpu
+def test_parameters_named_like_the_lanes_locals():
+    k = tilejit.jit(_odd_names)
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    with use_options(backend="cpu"):
+        for i in range(3):
+            k[(1,)](x, out, grid=i + 2, key=1.5, BLOCK=8)
+            np.testing.assert_array_equal(out, x * (i + 2) + 1.5)
+            k[lambda meta: (meta["grid"] - 2,)](args=x, kwargs=out, grid=3, key=0.5, BLOCK=8)
+            np.testing.assert_array_equal(out, x * 3 + 0.5)

@@ -1,7 +1,8 @@
 """The express lane of ``kernel[grid](...)``: a repeated launch in a few Python steps.
 
-For each kernel the launcher generates one straight-line function, ``go(args,
-kwargs, grid)``, from its parameter list.  It
+For each kernel the launcher generates one straight-line function, ``go(grid,
+*args, **kwargs)`` (``kernel[grid]`` is ``functools.partial(go, grid)``), from its
+parameter list.  It
 
 1. checks that the process-wide options are the object it was filled under
    (``options._current`` identity; a change empties the lane and the launch goes
@@ -207,7 +208,7 @@ def _source(plan) -> str:
     keys = "".join(f"k{i}, " for i in range(n))
     values = "".join(f"a{i}, " for i, p in enumerate(plan) if not p[1])
     vals = "".join(f"v{i}, " for i in range(n))
-    lines = ["def go(args, kwargs, grid):",
+    lines = ["def go(grid, /, *args, **kwargs):",
              "    if options._current is not state[0]: return reset(args, kwargs, grid)",
              *bind_lines(plan), *key_lines(plan),
              f"    key = ({keys})",
@@ -232,7 +233,7 @@ def make_key_function(plan):
 
 
 def make_express(launcher):
-    """``go(args, kwargs, grid)`` for ``launcher`` (a runtime.launcher.Launcher):
+    """``go(grid, *args, **kwargs)`` for ``launcher`` (a runtime.launcher.Launcher):
     the express lane, falling back to ``launcher(args, kwargs, grid)``."""
     from .launcher import _simple_grid
     from .validate import needs_grid_check

@@ -38,19 +38,6 @@ class KernelInterface:
         return functools.partial(self.run, grid=grid)
 
 
-class _GridLaunch:
-    """``kernel[grid]`` for a JITFunction: ``(*args, **kwargs)`` launches."""
-
-    __slots__ = ("go", "grid")
-
-    def __init__(self, launcher, grid):
-        self.go = launcher.go          # the express lane (runtime/express.py)
-        self.grid = grid
-
-    def __call__(self, *args, **kwargs):
-        return self.go(args, kwargs, self.grid)
-
-
 class JITFunction(KernelInterface):
     def __init__(self, fn, *, do_not_specialize=(), debug=None, noinline=False, repr=None,
                  launch_metadata=None):
@@ -86,13 +73,13 @@ class JITFunction(KernelInterface):
         """``kernel[grid]``: a launcher calling straight into the express lane (the
         last one is reused while the grid is the same object, e.g. a literal)."""
         last = self._last_launch
-        if last is not None and last.grid is grid:
+        if last is not None and last.args[0] is grid:
             return last
         launcher = self._launcher
         if launcher is None:
             from .launcher import Launcher
             launcher = self._launcher = Launcher(self)
-        last = self._last_launch = _GridLaunch(launcher, grid)
+        last = self._last_launch = functools.partial(launcher.go, grid)   # go(grid, *args, **kwargs)
         return last
 
     def run(self, *args, grid, **kwargs):

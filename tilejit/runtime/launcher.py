@@ -110,7 +110,7 @@ class _KernelCache(dict):
 
 class Launcher:
     """Binds launches of one JITFunction; ``cache`` maps keys to compiled kernels.
-    ``go(args, kwargs, grid)`` is the express lane (runtime/express.py) in front of it."""
+    ``go(grid, *args, **kwargs)`` is the express lane (runtime/express.py) in front of it."""
 
     def __init__(self, jitfn):
         self.fn = jitfn
@@ -156,7 +156,10 @@ class Launcher:
         if opts is self.express_state[0] is _options_mod._current and kernel is not None:
             if len(self.express) >= _EXPRESS_MAX:     # e.g. ever new equal dtype objects
                 self._express_clear()
-            self._express_keep.extend(v.dtype for v in vals if type(v) is np.ndarray)
+            dtypes = [v.dtype for v in vals if type(v) is np.ndarray]
+            if any(id(d) & 1 for d in dtypes):       # the key ors the alignment bit into ids
+                return kernel
+            self._express_keep.extend(dtypes)
             self.express[key] = _express.runner_for(kernel, self.names)
         return kernel
 
