@@ -23,6 +23,11 @@ chunks whose mask is false: its mask must be computed from the induction variabl
 values from outside the loop, and be constant over each 8-element chunk (analysis
 constancy); it is evaluated for the iteration each copy belongs to.  Shapes the ring
 cannot hold, other masks, or a vector width under 16 bytes keep today's path.
+
+Tuning attributes (``func.attrs``, for benchmarks): ``wgmma_inflight`` (1: one wgmma
+group stays in flight across the loop edge; 0: wait for all) and ``ring_late_issue``
+(True: with a group in flight, copy the next tile after a second barrier, so the ring
+runs ``S-1`` tiles ahead; False: copy before the dot, ``S-2`` ahead).
 """
 from __future__ import annotations
 
@@ -206,7 +211,8 @@ def _plan_dot(lw, for_op, d, acc_pos):
         if ml is None or ml.nt % 2:
             return None
         consumer = "mma"
-    stages = int(lw.func.attrs.get("num_stages") or 3)
+    stages = lw.func.attrs.get("num_stages")
+    stages = 3 if stages is None else int(stages)
     inflight = int(lw.func.attrs.get("wgmma_inflight", 1)) if consumer == "wgmma" else 0
     plan = AsyncPlan(d, acc_pos, [la, lb], slices, msl, at.shape, bt.shape, kind, consumer, ml, stages, inflight)
     plan.late_issue = bool(inflight) and bool(lw.func.attrs.get("ring_late_issue", True))
