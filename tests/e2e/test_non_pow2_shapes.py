@@ -248,6 +248,51 @@ def test_dot(backend, rng, mnk, dtype, num_warps):
     np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64) + 1.0)
 
 
+@tilejit.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                  MASK_MN: tl.constexpr = True):
+    """Tiled matmul with a K loop and masks on every edge (MASK_MN=False: on K only,
+    the form the CUDA cp.async ring and wgmma take)."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in range(0, K, BK):
+        rk = k0 + tl.arange(0, BK)
+        if MASK_MN:
+            a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+            b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        else:
+            a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=rk[None, :] < K, other=0.0)
+            b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=rk[:, None] < K, other=0.0)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+MATMUL_BLOCKS = [(48, 40, 24), (48, 32, 16), (96, 48, 48), (64, 192, 64)]
+
+
+def test_matmul_loop_k_masks_only(backend, rng):
+    BM, BN, BK = 64, 192, 64
+    M, N, K = 128, 384, 130
+    a = rng.integers(-3, 4, (M, K)).astype(np.float16)
+    b = rng.integers(-3, 4, (K, N)).astype(np.float16)
+    c = np.full((M, N), 7.0, np.float32)
+    matmul_kernel[(M // BM, N // BN)](a, b, c, M, N, K, BM=BM, BN=BN, BK=BK, MASK_MN=False)
+    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64))
+
+
+@pytest.mark.parametrize("blocks", MATMUL_BLOCKS, ids=lambda s: "x".join(map(str, s)))
+def test_matmul_loop(backend, rng, blocks):
+    BM, BN, BK = blocks
+    M, N, K = 100, 210, 130
+    a = rng.integers(-3, 4, (M, K)).astype(np.float16)
+    b = rng.integers(-3, 4, (K, N)).astype(np.float16)
+    c = np.full((M, N), 7.0, np.float32)
+    grid = (tilejit.cdiv(M, BM), tilejit.cdiv(N, BN))
+    matmul_kernel[grid](a, b, c, M, N, K, BM=BM, BN=BN, BK=BK)
+    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64))
+
+
 # --------------------------------------------------------------------------- softmax
 @tilejit.jit
 def softmax_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
@@ -404,6 +449,8 @@ PTX_CASES = {
                     r"mma\.sync\.aligned\.m16n8k16"),
     "dot_f16_mma_w1": (dot_kernel, {0: "*fp16", 1: "*fp16", 2: F32}, {"M": 48, "N": 40, "K": 48}, 1,
                        r"mma\.sync\.aligned\.m16n8k16"),
+    **{f"matmul_{bm}x{bn}x{bk}": (matmul_kernel, {0: "*fp16", 1: "*fp16", 2: F32, 3: "i32", 4: "i32", 5: "i32"},
+                                  {"BM": bm, "BN": bn, "BK": bk, "MASK_MN": True}, 4, None) for bm, bn, bk in MATMUL_BLOCKS[:3]},
     "softmax781": (softmax_kernel, {0: F32, 1: F32, 2: "i32"}, {"BLOCK": 781}, 4, r"shfl\.sync\.bfly"),
     "rand10": (rand_kernel, {0: F32, 1: "i32"}, {"BLOCK": 10}, 4, None),
     "misc": (misc_kernel, {0: F32, 1: F32, 2: "*i32", 3: "i32", 4: "i32"}, {"R": 3, "C": 12}, 4, None),
