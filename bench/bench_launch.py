@@ -6,6 +6,9 @@
   path (binding, specialization, cache lookup) with a no-op compiled kernel, next to a
   plain Python call with the same arguments and to numpy's ``np.add(x, y, out)`` on
   16 elements.  (Triton 3.6 measured 20.9 us per 4-argument launch on an H200 host.)
+* cpu launch: the same call running the real compiled add (CPU backend, 1 program,
+  16 elements), next to the backend's own ``CompiledKernel.launch`` with prepared
+  arguments (the part no binding can remove).
 * interpreter: vector add on the reference interpreter (BLOCK 1024) in GB/s, next to
   numpy's ``np.add`` on the same arrays.  (Triton's interpreter: ~0.025 GB/s here.)
 Peers are interleaved per repetition (the machine is noisy); medians are reported.
@@ -71,6 +74,24 @@ def bench_launch() -> dict:
     return {k: v * 1e6 for k, v in res.items()}
 
 
+def bench_cpu_launch() -> dict:
+    from tilejit.backends import LaunchArgs, available_backends
+    if "cpu" not in available_backends():
+        return {}
+    x = np.ones(16, np.float32)
+    y = np.ones(16, np.float32)
+    out = np.zeros(16, np.float32)
+    with use_options(backend="cpu"):
+        kernel = add_kernel[(1,)](x, y, out, 16, BLOCK=16)
+        assert np.array_equal(out, x + y)
+        args = LaunchArgs([x.ctypes.data, y.ctypes.data, out.ctypes.data, 16])
+        res = side_by_side({"tilejit launch, cpu, 1 program": lambda: add_kernel[(1,)](x, y, out, 16, BLOCK=16),
+                            "cpu backend launch only": lambda: kernel.launch((1, 1, 1), args)},
+                           reps=15, inner=2000)
+    add_kernel.cache.clear()
+    return {k: v * 1e6 for k, v in res.items()}
+
+
 def bench_interpreter(n=1 << 20) -> dict:
     rng = np.random.default_rng(0)
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
@@ -88,6 +109,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     args = p.parse_args(argv)
     launch = bench_launch()
+    launch.update(bench_cpu_launch())
     interp = bench_interpreter()
     print(f"{'case':<34} {'value':>12}   ratio")
     base = launch["python call"]

@@ -71,8 +71,10 @@ class LazyArgs(LaunchArgs):
 
     __slots__ = ("_names",)
 
-    def __init__(self, values, vals, names):
-        LaunchArgs.__init__(self, values, None, vals)
+    def __init__(self, values, vals, names):      # LaunchArgs(values, None, vals), inlined
+        self.values = values
+        self._buffers = self._raw = None
+        self.keepalive = vals
         self._names = names
 
     @property
