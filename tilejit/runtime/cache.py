@@ -333,7 +333,9 @@ def compile_key(jitfn, signature, constexprs, specialization, options, target, e
     ``target``: e.g. ``"cpu:x86_64-unknown-linux-gnu:skylake"`` or ``"cuda:sm_90"``.
     """
     from .. import __version__
+    from .globals_guard import values_key
     return make_key("tilejit-compile", __version__, compiler_fingerprint(), kernel_source_key(jitfn),
+                    values_key(jitfn),
                     {k: str(v) for k, v in dict(signature).items()},
                     {k: repr(v) for k, v in dict(constexprs).items()},
                     dict(specialization or {}), options_key(options), str(target),

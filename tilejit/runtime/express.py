@@ -205,13 +205,14 @@ def grid_lines(plan) -> list:
     ]
 
 
-def _source(plan) -> str:
+def _source(plan, guarded=False) -> str:
     n = len(plan)
     keys = "".join(f"k{i}, " for i in range(n))
     values = "".join(f"a{i}, " for i, p in enumerate(plan) if not p[1])
     vals = "".join(f"v{i}, " for i in range(n))
     lines = ["def go(grid, /, *args, **kwargs):",
              "    if options._current is not state[0]: return reset(args, kwargs, grid)",
+             *(["    if guard.changed(): return slow(args, kwargs, grid)"] if guarded else []),
              *bind_lines(plan), *key_lines(plan),
              f"    key = ({keys})",
              "    run = express.get(key)",
@@ -243,6 +244,7 @@ def make_express(launcher):
           "slow": launcher, "reset": launcher.express_reset, "miss": launcher.express_miss,
           "ndarray": np.ndarray, "read": ctypes.c_size_t.from_address,
           "addressof": ctypes.addressof, "from_buffer": ctypes.c_char.from_buffer,
-          "simple_grid": _simple_grid, "needs_grid_check": needs_grid_check}
-    exec(compile(_source(launcher.plan), f"<tilejit express lane: {launcher.name}>", "exec"), ns)
+          "simple_grid": _simple_grid, "needs_grid_check": needs_grid_check,
+          "guard": launcher.guard}
+    exec(compile(_source(launcher.plan, bool(launcher.guard.entries)), f"<tilejit express lane: {launcher.name}>", "exec"), ns)
     return ns["go"]

@@ -16,6 +16,7 @@ from .options import get_options
 from .validate import check_devices, check_grid, needs_grid_check, with_sanitize
 from .fastpath import make_fast_binder, torch_is_imported
 from . import express as _express
+from .globals_guard import GlobalsGuard
 from . import options as _options_mod
 
 _EMPTY = inspect.Parameter.empty
@@ -135,6 +136,7 @@ class Launcher:
         self.express: dict = {}        # express key -> runner (runtime/express.py)
         self.express_state = [None]    # the Options object the express entries hold under
         self._express_keep: list = []  # dtypes whose ids are in express keys (ids stay unique)
+        self.guard = GlobalsGuard(jitfn)     # module-level values the kernel folds in
         self.go = _express.make_express(self)
 
     # ------------------------------------------------------------ express lane
@@ -189,8 +191,18 @@ class Launcher:
                 vals[i] = d
         return vals
 
+    def globals_changed(self) -> bool:
+        """A global the kernels were compiled with has a new value: forget them all."""
+        if self.guard.entries and self.guard.changed():
+            self.cache.clear()
+            self.guard.refresh()
+            return True
+        return False
+
     def __call__(self, args, kwargs, grid, warmup=False):
         """Fast path first: a cached kernel, common argument kinds, a tuple grid."""
+        if self.guard.entries:
+            self.globals_changed()
         if (self._fast is not None and not warmup and type(grid) is tuple
                 and get_options() is self._options):
             nargs = len(args)
@@ -217,6 +229,7 @@ class Launcher:
 
     def call_general(self, args, kwargs, grid, warmup=False):
         """Every launch the fast path does not take: binding by the general rules."""
+        self.globals_changed()
         if self._fast is None or (not self._fast_torch and torch_is_imported()):
             self._fast = make_fast_binder(self.plan)
             self._fast_torch = torch_is_imported()

@@ -1,0 +1,100 @@
+"""Module-level values a kernel reads, so that changing one recompiles it.
+
+A kernel may read plain globals (``BLOCK = 128`` at module level, a ``tl.constexpr``
+global, a dtype): the frontend folds their values into the compiled code.  The
+guard lists, for the kernel and every ``@jit`` function it reaches, the bare names
+its source loads that are not parameters, locals or builtins and that hold (or do
+not yet hold) such a value -- modules, functions, classes and ``@jit`` functions are
+left out (callees are covered by the source hash).  :func:`values_key` puts their
+values in the disk-cache key; :class:`GlobalsGuard` lets the launcher notice a
+change between launches (Triton raises there; tilejit compiles again).
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+
+_MISSING = object()
+
+
+def _loaded_names(src: str) -> set:
+    """Bare names loaded in ``src`` minus names it binds (parameters, assignments)."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return set()
+    loads, binds = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loads if isinstance(node.ctx, ast.Load) else binds).add(node.id)
+        elif isinstance(node, ast.arg):
+            binds.add(node.arg)
+    return loads - binds - set(dir(builtins))
+
+
+def _is_value(v) -> bool:
+    """A value the frontend folds into the code (or a name not bound yet)."""
+    from ..ir.types import DType, PointerType
+    from ..language.core import constexpr
+    return v is _MISSING or isinstance(v, (type(None), bool, int, float, complex, str, bytes, tuple,
+                                           DType, PointerType, constexpr))
+
+
+def _reachable(jitfn) -> list:
+    from .cache import _jit_callees
+    seen, order, stack = set(), [], [jitfn]
+    while stack:
+        f = stack.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        order.append(f)
+        stack.extend(_jit_callees(f))
+    return order
+
+
+def value_globals(jitfn) -> list:
+    """``[(globals dict, name)]`` of the value globals the kernel and its callees read."""
+    out = []
+    for f in _reachable(jitfn):
+        g = getattr(f, "__globals__", None)
+        src = getattr(f, "src", None)
+        if g is None or src is None:
+            continue
+        for name in sorted(_loaded_names(src)):
+            if _is_value(g.get(name, _MISSING)):
+                out.append((g, name))
+    return out
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b) and repr(a) == repr(b)
+    except Exception:
+        return False
+
+
+class GlobalsGuard:
+    """The value globals of one kernel and the values its kernels were compiled with."""
+
+    def __init__(self, jitfn):
+        self.entries = value_globals(jitfn)
+        self.values = self.current()
+
+    def current(self) -> list:
+        return [g.get(name, _MISSING) for g, name in self.entries]
+
+    def changed(self) -> bool:
+        """True once any value differs from the snapshot (then :meth:`refresh`)."""
+        return any(not _same(g.get(name, _MISSING), v) for (g, name), v in zip(self.entries, self.values))
+
+    def refresh(self) -> None:
+        self.values = self.current()
+
+
+def values_key(jitfn) -> list:
+    """``[(name, repr(value))]`` of the kernel's value globals, for cache keys."""
+    return [(name, repr(g.get(name, _MISSING)) if name in g else "<unset>")
+            for g, name in value_globals(jitfn)]
