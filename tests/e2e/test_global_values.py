@@ -63,3 +63,16 @@ def test_guard_lists_values_not_modules_or_callees():
     from tilejit.runtime.globals_guard import value_globals
     names = {name for _g, name in value_globals(scale_kernel)}
     assert names == {"SCALE", "OFFSET", "OUT_DTYPE"}
+
+
+@tilejit.jit
+def _fill_kernel(out_ptr, V: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, 4), tl.full((4,), 1.0, tl.float32) / V)
+
+
+def test_constexpr_minus_zero_and_nan_are_their_own_kernels(backend):
+    out = np.zeros(4, np.float32)
+    for v, want in ((0.0, np.inf), (-0.0, -np.inf), (0.0, np.inf), (float("nan"), np.nan)):
+        for _ in range(2):
+            _fill_kernel[(1,)](out, V=v)
+            np.testing.assert_array_equal(out, np.full(4, want, np.float32))

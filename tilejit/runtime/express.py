@@ -140,7 +140,8 @@ def _constexpr_lines(i):
     """The same separation as launcher._constexpr_key (plain values only)."""
     return [
         f"    if t{i} is int or t{i} is str: k{i} = v{i}",
-        f"    elif t{i} is float or t{i} is bool: k{i} = (t{i}, v{i})",
+        f"    elif t{i} is float: k{i} = (t{i}, repr(v{i}))",
+        f"    elif t{i} is bool: k{i} = (t{i}, v{i})",
         f"    elif v{i} is None: k{i} = None",
         "    else: return slow(args, kwargs, grid)",
     ]

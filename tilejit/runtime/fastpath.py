@@ -86,7 +86,8 @@ def make_fast_binder(plan):
     for i, (name, is_cx, spec) in enumerate(plan):
         if is_cx:   # the same key as launcher._constexpr_key: ints and strs as they are
             lines.append(f"    t{i} = type(v{i})")
-            lines.append(f"    if t{i} is float or t{i} is bool: c{i} = (t{i}.__name__, v{i})")
+            lines.append(f"    if t{i} is float: c{i} = ('float', repr(v{i}))")
+            lines.append(f"    elif t{i} is bool: c{i} = ('bool', v{i})")
             lines.append(f"    elif t{i} is int or t{i} is str: c{i} = v{i}")
             lines.append("    else: return None")
             consts.append(f"({name!r}, c{i})")

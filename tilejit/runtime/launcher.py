@@ -373,6 +373,8 @@ _EQUAL_TO_INTS = (bool, float, np.bool_, np.float32, np.float64)
 def _constexpr_key(v):
     if type(v).__name__ == "constexpr":
         v = getattr(v, "value", v)
+    if type(v) is float:              # repr keeps -0.0 from 0.0 and makes nan equal to nan
+        return ("float", repr(v))
     if type(v) in _EQUAL_TO_INTS:     # True == 1 == 1.0 hash alike: keep them apart
         return (type(v).__name__, v)
     try:
