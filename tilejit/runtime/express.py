@@ -94,6 +94,17 @@ class LazyArgs(LaunchArgs):
         self._buffers = value
 
 
+class _NoTensor:
+    """Stands for torch.Tensor while torch is not imported (no value has this type)."""
+
+
+def torch_tensor_type():
+    """``torch.Tensor`` if torch is imported (the lane never imports it), else a stand-in;
+    the launcher puts the real one in the lane's namespace once torch appears."""
+    torch = sys.modules.get("torch")
+    return getattr(torch, "Tensor", _NoTensor) if torch is not None else _NoTensor
+
+
 def generic_runner(kernel, names):
     """``run(values, vals, gx, gy, gz)`` for any compiled kernel: ``kernel.launch``
     with lazily described buffers."""
@@ -103,9 +114,18 @@ def generic_runner(kernel, names):
     return run
 
 
-def runner_for(kernel, names):
-    """The kernel's own express runner (``fast_runner()``, e.g. the CPU backend's)
-    when it has one for this kernel, else :func:`generic_runner`."""
+def runner_for(kernel, names, vals=()):
+    """The kernel's own express runner (``fast_runner()``, e.g. the CPU backend's, or the
+    CUDA backend's for launches whose arrays are all device tensors) when it has one
+    for this kernel, else :func:`generic_runner`; None when the lane must not take
+    these arguments (device tensors for a kernel that reports errors)."""
+    Tensor = torch_tensor_type()
+    tensors = [i for i, v in enumerate(vals) if type(v) is Tensor]
+    if tensors:
+        if any(type(v) is np.ndarray for v in vals):
+            return generic_runner(kernel, names)          # host arrays: staged by the backend
+        make = getattr(kernel, "device_runner", None)
+        return make(tensors[0]) if make is not None else None
     make = getattr(kernel, "fast_runner", None)
     run = make() if make is not None else None
     return run if run is not None else generic_runner(kernel, names)
@@ -119,7 +139,12 @@ def _array_lines(i, spec):
         addr = [f"        try: a{i} = addressof(from_buffer(v{i}))",
                 "        except (TypeError, ValueError, BufferError): return slow(args, kwargs, grid)"]
     align = f" | (not a{i} & 15)" if spec else ""
-    return [f"    if t{i} is ndarray:", *addr, f"        k{i} = id(v{i}.dtype){align}"]
+    talign = f", not a{i} & 15" if spec else ""
+    return [f"    if t{i} is ndarray:", *addr, f"        k{i} = id(v{i}.dtype){align}",
+            f"    elif t{i} is Tensor:",            # torch CUDA tensors (host ones: the launcher)
+            f"        if not v{i}.is_cuda: return slow(args, kwargs, grid)",
+            f"        a{i} = v{i}.data_ptr()",
+            f"        k{i} = (v{i}.dtype, v{i}.get_device(){talign})"]
 
 
 def _scalar_lines(i, spec):
@@ -230,7 +255,8 @@ def make_key_function(plan):
     src = "\n".join(["def key_of(vals):", f"    ({''.join(f'v{i}, ' for i in range(n))}) = vals",
                      "    args = kwargs = grid = None", *key_lines(plan),
                      f"    return ({''.join(f'k{i}, ' for i in range(n))})"])
-    ns = {"slow": lambda *a: None, "ndarray": np.ndarray, "read": ctypes.c_size_t.from_address,
+    ns = {"slow": lambda *a: None, "ndarray": np.ndarray, "Tensor": torch_tensor_type(),
+          "read": ctypes.c_size_t.from_address,
           "addressof": ctypes.addressof, "from_buffer": ctypes.c_char.from_buffer}
     exec(compile(src, "<tilejit express key>", "exec"), ns)
     return ns["key_of"]
@@ -246,6 +272,7 @@ def make_express(launcher):
           "ndarray": np.ndarray, "read": ctypes.c_size_t.from_address,
           "addressof": ctypes.addressof, "from_buffer": ctypes.c_char.from_buffer,
           "simple_grid": _simple_grid, "needs_grid_check": needs_grid_check,
-          "guard": launcher.guard}
+          "guard": launcher.guard, "Tensor": torch_tensor_type()}
+    launcher.express_ns = ns
     exec(compile(_source(launcher.plan, bool(launcher.guard.entries)), f"<tilejit express lane: {launcher.name}>", "exec"), ns)
     return ns["go"]

@@ -161,8 +161,11 @@ class Launcher:
             dtypes = [v.dtype for v in vals if type(v) is np.ndarray]
             if any(id(d) & 1 for d in dtypes):       # the key ors the alignment bit into ids
                 return kernel
+            run = _express.runner_for(kernel, self.names, vals)
+            if run is None:
+                return kernel
             self._express_keep.extend(dtypes)
-            self.express[key] = _express.runner_for(kernel, self.names)
+            self.express[key] = run
         return kernel
 
     # ------------------------------------------------------------ binding
@@ -233,6 +236,7 @@ class Launcher:
         if self._fast is None or (not self._fast_torch and torch_is_imported()):
             self._fast = make_fast_binder(self.plan)
             self._fast_torch = torch_is_imported()
+            self.express_ns["Tensor"] = _express.torch_tensor_type()
         lopts = ()
         sanitize = None
         if kwargs and not kwargs.keys() <= self.param_set:

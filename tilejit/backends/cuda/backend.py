@@ -59,6 +59,27 @@ class CudaKernel(CompiledKernel):
             self._launcher = Launcher(self)
         self._launcher(grid, args, **launch_options)
 
+    def device_runner(self, first_tensor: int):
+        """The express lane's runner for launches whose arrays are all torch CUDA tensors
+        (runtime/express.py): device from the first tensor, torch's current stream, one
+        driver launch.  The lane's key holds every tensor's device, and the general
+        path has accepted the same devices before, so they all agree.  None for kernels
+        that report errors (they need the buffer table)."""
+        import sys
+        torch = sys.modules.get("torch")
+        if self.reports or torch is None:
+            return None
+        from .driver import Launcher, get_device
+        if self._launcher is None:
+            self._launcher = Launcher(self)
+        run_on, stream_of = self._launcher.run, torch._C._cuda_getCurrentRawStream
+
+        def run(values, vals, gx, gy, gz):
+            idx = vals[first_tensor].get_device()
+            run_on(get_device(idx), (gx, gy, gz), values, stream_of(idx))
+            return self
+        return run
+
 
 class CudaBackend(Backend):
     name = "cuda"
