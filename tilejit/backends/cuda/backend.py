@@ -81,6 +81,25 @@ class CudaKernel(CompiledKernel):
         return run
 
 
+# the most dynamic shared memory one block may use (opt-in), by compute capability
+MAX_SHARED = {80: 166912, 86: 101376, 87: 166912, 89: 101376, 90: 232448}
+
+
+def _check_shared_memory(func, arch: int, nbytes: int) -> None:
+    """A kernel whose shared memory cannot fit one block on ``arch`` is an error at
+    compile time, naming the kernel, instead of a driver error at launch."""
+    limit = MAX_SHARED.get(arch, min(MAX_SHARED.values()))
+    if nbytes <= limit:
+        return
+    from ...frontend.errors import CompilationError
+    loc = func.loc
+    raise CompilationError(
+        f"kernel needs {nbytes} bytes of shared memory per program on the cuda backend, "
+        f"more than sm_{arch} allows ({limit}); use smaller blocks, fewer num_stages, or "
+        "split the axis of a sort/scan/gather", kernel=func.name,
+        file=getattr(loc, "file", ""), line=getattr(loc, "line", 0))
+
+
 class CudaBackend(Backend):
     name = "cuda"
 
@@ -96,6 +115,7 @@ class CudaBackend(Backend):
         lw = lower_kernel(func, arch, num_warps, facts,
                           getattr(options, "vectorize", True) if options else True,
                           sanitize=bool(getattr(options, "sanitize", False)))
+        _check_shared_memory(func, arch, lw.smem_bytes)
         opt, ptx = tgt.llvm_to_ptx(lw.text, arch, lw.arch_specific)
         asm = {"ttir": _printer(func), "llir": lw.text, "llir_opt": opt, "ptx": ptx}
         kernel = CudaKernel(func.name, func, asm, arch, num_warps, lw.smem_bytes)
