@@ -72,6 +72,8 @@ class Lowering:
         self._layouts: dict = {}
         self._smem = None
         self.arch_specific = False          # uses sm_90a-only instructions (wgmma)
+        self._flat = {}                     # (value, block) -> (mma tile, its blocked copy)
+        self.deferred = {}                  # op -> info: lowered by its consumer (lower_op skips)
         self.smem_window = None             # max scratch bytes asked while a cp.async ring is live
         self.kernel = self._declare_kernel()
 
@@ -120,6 +122,8 @@ class Lowering:
             self.lower_op(op)
 
     def lower_op(self, op):
+        if op in self.deferred:     # lowered by the op that consumes it
+            return
         try:
             rule = RULES.lookup(type(op))
         except NotImplementedError as e:
@@ -139,7 +143,10 @@ class Lowering:
         t = self.values[value]
         if t.layout is not None and not isinstance(t.layout, Layout):
             from .rules_mma import to_flat
-            return to_flat(self, t)
+            key = (value, self.b.block)     # reused where the conversion dominates
+            if self._flat.get(key, (None,))[0] is not t:
+                self._flat[key] = (t, to_flat(self, t))
+            return self._flat[key][1]
         return t
 
     def raw(self, value) -> Tile:

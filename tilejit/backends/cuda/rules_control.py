@@ -49,12 +49,21 @@ def _mma_carried(lw, op):
     out = {}
     if term is None:
         return out
+    from .rules_mma import row_scaled_acc, _uses
     for i, v in enumerate(term.values):
         d = v.op
-        if isinstance(d, ops.DotOp) and d.acc is body.args[i + 1]:
+        if not isinstance(d, ops.DotOp):
+            continue
+        scaled = d.acc is not body.args[i + 1] and row_scaled_acc(op, d.acc, body.args[i + 1])
+        if d.acc is body.args[i + 1] or scaled:
             ml = plan_for_dot(lw, d)
             if ml is not None and getattr(lw, "use_mma", True):
                 out[i] = ml
+                if scaled:      # lower_dot_mma scales the rows itself
+                    lw.deferred[d.acc.op] = scaled
+                    bc = scaled[1].op
+                    if _uses(op, scaled[1]) == 1:
+                        lw.deferred[bc] = None
     return out
 
 

@@ -20,6 +20,8 @@ from . import types as T
 from .lowering import Tile
 
 PAD = 8   # halves of padding per shared-memory row
+FPAD = 8  # fp32 words of padding per row in layout conversions: the fragment accesses
+          # (rows g, columns 2t) of a half-warp then fall in distinct banks
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,56 @@ def plan_for_dot(lw, dot_op):
     return plan(lw, dot_op.a.type, dot_op.b.type, dot_op.acc.type)
 
 
+def _uses(for_op, value):
+    return sum(1 for o in for_op.body.walk() for x in o.operands if x is value)
+
+
+def _row_vector(x):
+    """The 1-D (M,) value ``v`` when ``x`` is broadcast(expand_dims(v, 1)), else None."""
+    bc = x.op
+    if not isinstance(bc, ops.BroadcastOp) or len(x.type.shape) != 2:
+        return None
+    ex = bc.src.op
+    if not isinstance(ex, ops.ExpandDimsOp) or ex.attrs.get("axis") != 1:
+        return None
+    v = ex.src
+    return v if tuple(v.type.shape) == (x.type.shape[0],) else None
+
+
+def row_scaled_acc(for_op, acc, arg):
+    """(arg, v): ``acc = arg * v[:, None]`` (fp32, used only once, by a dot in
+    ``for_op``'s body), which the dot applies to the mma accumulator directly."""
+    m = acc.op
+    if not isinstance(m, ops.MulOp) or acc.type.element.name != "fp32" or _uses(for_op, acc) != 1:
+        return None
+    other = m.rhs if m.lhs is arg else (m.lhs if m.rhs is arg else None)
+    if other is None or other is arg or _row_vector(other) is None:
+        return None
+    return arg, other
+
+
+def _scaled_acc(lw, op, ml):
+    """The deferred ``arg * v[:, None]`` accumulator of ``op``, in the mma layout."""
+    arg, other = lw.deferred[op.acc.op]
+    vec = _row_vector(other)
+    acc = to_mma(lw, lw.raw(arg), ml)
+    v = lw.get(vec)
+    base = lw.smem(ml.shape[0] * 4)
+    lw.barrier()
+    for s, x in enumerate(v.regs):           # replicated copies hold equal values
+        lw.b.store(x, lw.smem_addr(base, lw.b.mul(lw.elem_index(v.layout, s), lw.i32(4)))).align = 4
+    lw.barrier()
+    rows = {}
+    out = []
+    for reg, (r, _) in zip(acc.regs, _coords(lw, ml)):
+        if r not in rows:
+            x = lw.b.load(lw.smem_addr(base, lw.b.mul(r, lw.i32(4))), typ=T.F32)
+            x.align = 4
+            rows[r] = x
+        out.append(lw.b.fmul(reg, rows[r]))
+    return Tile(out, ml)
+
+
 def _coords(lw, ml):
     """(row, col) i32 values of every accumulator register of this thread."""
     b = lw.b
@@ -84,6 +136,16 @@ def _coords(lw, ml):
     return out
 
 
+def _padded(lw, lay, s, N):
+    """Byte offset of blocked slot ``s``'s fp32 element of an (M, N) tile with padded rows
+    (computed per chunk, so that a chunk's slots stay adjacent and vectorize)."""
+    j = s % lay.vec if N % lay.vec == 0 else 0
+    e = lw.elem_index(lay, s - j)
+    r, c = lw.b.udiv(e, lw.i32(N)), lw.b.urem(e, lw.i32(N))
+    off = lw.b.mul(lw.b.add(lw.b.mul(r, lw.i32(N + FPAD)), c), lw.i32(4))
+    return lw.b.add(off, lw.i32(4 * j)) if j else off
+
+
 def to_mma(lw, tile: Tile, ml: MmaLayout) -> Tile:
     if isinstance(tile.layout, MmaLayout):
         if tile.layout == ml:
@@ -93,15 +155,15 @@ def to_mma(lw, tile: Tile, ml: MmaLayout) -> Tile:
     if all(isinstance(r, ir.Constant) and str(r) == str(regs[0]) for r in regs):
         return Tile([regs[0]] * ml.nslots, ml)
     M, N = ml.shape
-    base = lw.smem(M * N * 4)
+    base = lw.smem(M * (N + FPAD) * 4)
     lw.barrier()
     for s, v in enumerate(regs):
-        e = lw.elem_index(tile.layout, s)
-        lw.b.store(v, lw.smem_addr(base, lw.b.mul(e, lw.i32(4)))).align = 4
+        off = _padded(lw, tile.layout, s, N)
+        lw.b.store(v, lw.smem_addr(base, off)).align = 4
     lw.barrier()
     out = []
     for r, c in _coords(lw, ml):
-        off = lw.b.mul(lw.b.add(lw.b.mul(r, lw.i32(N)), c), lw.i32(4))
+        off = lw.b.mul(lw.b.add(lw.b.mul(r, lw.i32(N + FPAD)), c), lw.i32(4))
         v = lw.b.load(lw.smem_addr(base, off), typ=T.F32)
         v.align = 4
         out.append(v)
@@ -113,16 +175,16 @@ def to_flat(lw, tile: Tile) -> Tile:
     if not isinstance(ml, MmaLayout):
         return tile
     M, N = ml.shape
-    base = lw.smem(M * N * 4)
+    base = lw.smem(M * (N + FPAD) * 4)
     lw.barrier()
     for v, (r, c) in zip(tile.regs, _coords(lw, ml)):
-        off = lw.b.mul(lw.b.add(lw.b.mul(r, lw.i32(N)), c), lw.i32(4))
+        off = lw.b.mul(lw.b.add(lw.b.mul(r, lw.i32(N + FPAD)), c), lw.i32(4))
         lw.b.store(v, lw.smem_addr(base, off)).align = 4
     lw.barrier()
     lay = lw.layout(ml.shape)
     out = []
     for s in range(lay.nslots):
-        v = lw.b.load(lw.smem_addr(base, lw.b.mul(lw.elem_index(lay, s), lw.i32(4))), typ=T.F32)
+        v = lw.b.load(lw.smem_addr(base, _padded(lw, lay, s, N)), typ=T.F32)
         v.align = 4
         out.append(v)
     return Tile(out, lay)
@@ -170,7 +232,7 @@ def _mma(lw, kind, a, bfrag, c):
 
 def lower_dot_mma(lw, op, ml: MmaLayout) -> Tile:
     a, b_ = lw.get(op.a), lw.get(op.b)
-    acc = to_mma(lw, lw.raw(op.acc), ml)
+    acc = _scaled_acc(lw, op, ml) if op.acc.op in lw.deferred else to_mma(lw, lw.raw(op.acc), ml)
     (M, K), (_, N) = op.a.type.shape, op.b.type.shape
     sa, sb = K + PAD, N + PAD
     boff = (M * sa * 2 + 15) // 16 * 16

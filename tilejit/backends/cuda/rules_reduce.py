@@ -132,9 +132,58 @@ def _reg(lw, v, ty):
     return lw.b.trunc(v, T.I1) if ty == T.I1 else v
 
 
+def _row_lanes(op, lay):
+    """Lanes sharing one row when reducing the last axis of an exact blocked tile whose
+    rows are whole chunks spread over an aligned group of lanes (else None)."""
+    sty = op.src.type
+    K = sty.shape[-1]
+    if (op.axis != len(sty.shape) - 1 or op.kind not in ("sum", "max", "min", "xor_sum")
+            or sty.element.kind == "bool" or lay is None or not lay.exact or K % lay.vec):
+        return None
+    lanes = K // lay.vec
+    return lanes if lanes <= 32 and lanes & (lanes - 1) == 0 else None
+
+
+def _reduce_rows(lw, op, src: Tile, el, lanes):
+    """Last-axis reduction in registers: each thread combines its chunk, a butterfly over
+    the row's lanes finishes the row, and the row's first lane publishes it."""
+    kind, lay, K = op.kind, src.layout, op.src.type.shape[-1]
+    mty, size = T.mem_type(el), T.mem_size(el)
+    rows = []
+    for r in range(lay.reps):
+        acc = src.regs[r * lay.vec]
+        for j in range(1, lay.vec):
+            acc = combine(lw, kind, el, acc, src.regs[r * lay.vec + j])
+        m = lanes // 2
+        while m >= 1:
+            acc = combine(lw, kind, el, acc, lw.shfl_xor(acc, m))
+            m //= 2
+        rows.append((lw.b.udiv(lw.elem_index(lay, r * lay.vec), lw.i32(K)), acc))
+    nrow = op.result.type.numel
+    base = lw.smem((nrow + lw.threads) * size)
+    lw.barrier()
+    # the row's first lane publishes it; the others write to a private junk slot (no branch)
+    lead = lw.b.icmp_unsigned("==", lw.b.and_(lw.lane, lw.i32(lanes - 1)), lw.i32(0))
+    junk = lw.b.add(lw.tid, lw.i32(nrow))
+    for row, v in rows:
+        idx = row if lanes == 1 else lw.b.select(lead, row, junk)
+        lw.b.store(_mem(lw, v), lw.smem_addr(base, lw.b.mul(idx, lw.i32(size)))).align = size
+    lw.barrier()
+    out = lw.layout(op.result.type)
+    regs = []
+    for s in range(out.nslots):
+        x = lw.b.load(lw.smem_addr(base, lw.b.mul(lw.elem_index(out, s), lw.i32(size))), typ=mty)
+        x.align = size
+        regs.append(_reg(lw, x, T.llvm_type(el)))
+    return Tile(regs, out)
+
+
 def _reduce_axis(lw, op, src: Tile, el):
     """General reduction over one axis through shared memory."""
     sty, rty, axis, kind = op.src.type, op.result.type, op.axis, op.kind
+    lanes = _row_lanes(op, src.layout)
+    if lanes is not None:
+        return _reduce_rows(lw, op, src, el, lanes)
     arg = kind in ("argmax", "argmin")
     mty, size = T.mem_type(el), T.mem_size(el)
     K = sty.shape[axis]
