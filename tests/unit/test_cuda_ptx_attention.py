@@ -1,7 +1,8 @@
 """CPU tier of the fused-attention forward on CUDA (tutorial 06's loop, block pointers,
 BLOCK 128x64, 8 warps): both dots run on mma.sync, the output accumulator stays in the
 mma layout across the loop (its ``acc * alpha[:, None]`` is applied in that layout),
-the softmax row reductions run in registers (butterfly shuffles), nothing spills, and
+the softmax row reductions run in registers (butterfly shuffles), V's block-pointer
+load is prefetched one iteration ahead, nothing spills, and
 ptxas assembles the PTX for sm_80 and sm_90a.  No GPU needed."""
 from __future__ import annotations
 
@@ -84,6 +85,20 @@ def test_attention_loop_on_mma_with_the_accumulator_kept(arch):
     # no per-iteration conversion of the 128x64 fp32 accumulator into the mma layout:
     # the loop's shared-memory barriers stay well under the 26 of the unfused lowering
     assert body.count("bar.sync") <= 22
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_block_pointer_loads_are_prefetched_a_tile_ahead(arch):
+    """V's tile comes through a block pointer the body computes from carried offsets:
+    the next iteration's tile is requested (4-element chunks, predicated on there being a
+    next iteration) before this iteration's first mma.  K's transposed tile (2-byte
+    strided loads) is not rotated: holding it would spill."""
+    body = _loop(_ptx(arch))
+    first_mma = body.index("mma.sync")
+    pred = [m.start() for m in re.finditer(r"@%p\d+ ld\.global\.v\d\.b\d+", body)]
+    assert len(pred) == 4 and max(pred) < first_mma
+    assert len(re.findall(r"ld\.global", body)) == 16 + 4
+    assert len(re.findall(r"\tld\.global\.b16", body)) == 16
 
 
 @needs_ptxas

@@ -115,8 +115,11 @@ def _for(lw, op):
     carry = _mma_carried(lw, op)
     inits = [to_mma(lw, lw.raw(v), carry[i]) if i in carry else lw.get(v) for i, v in enumerate(op.inits)]
     loads, early = plan_prefetch(op) if carry and getattr(lw, "pipeline", True) else ([], set())
+    loads = [(ld, j) for ld, j in loads if isinstance(j, int) or _wide(lw, ld)]
     if loads:
-        inits = inits + _prefetch(lw, loads, [(op.inits[j], inits[j]) for _, j in loads],
+        first = {a: t for a, t in zip(op.body.args, [Tile([lb], None)] + inits)}
+        inits = inits + _prefetch(lw, loads, [(op.inits[j], inits[j]) if isinstance(j, int)
+                                              else _computed_ptr(lw, op, ld, j, first) for ld, j in loads],
                                   _loop_cond(lw, lb, ub, step, el))
     pre = b.block
     head = lw.kernel.append_basic_block("for.head")
@@ -143,6 +146,50 @@ def _for(lw, op):
     return carried[:n]
 
 
+def _wide(lw, ld):
+    """A computed-pointer load is rotated only when it moves vectors: a scalar (strided)
+    tile's addresses and values held across the body cost more registers than its
+    latency costs time (the attention loop's transposed K spilled)."""
+    from .rules_memory import vector_width
+    return vector_width(lw, ld, ld.ptr, None, ld.ptr.type.element.element) > 1
+
+
+def _computed_ptr(lw, op, ld, sl, env):
+    """(pointer value, tile) of a rotated load whose pointer the body computes by the
+    slice ``sl``: the slice is lowered with the body's args bound to ``env``."""
+    body = op.body
+    keep = list(body.args) + [r for o in sl for r in o.results]
+    saved = {v: lw.values.get(v) for v in keep}
+    for a, t in env.items():
+        if t is not None:
+            lw.values[a] = t
+    for o in body.ops:
+        if o in sl:
+            lw.lower_op(o)
+    ptile = lw.get(ld.ptr)
+    for v, t in saved.items():
+        if t is None:
+            lw.values.pop(v, None)
+        else:
+            lw.values[v] = t
+    return ld.ptr, ptile
+
+
+def _private(body, ld, sl):
+    """The ops of ``sl`` whose results only ``sl`` and ``ld`` read (skipped in the body)."""
+    res = {r: o for o in sl for r in o.results}
+    used = {x for o in body.walk() if o not in sl and o is not ld for x in o.operands}
+    out = set(sl)
+    changed = True
+    while changed:
+        changed = False
+        for o in list(out):
+            if any(r in used for r in o.results) or any(r in x.operands for x in sl - out for r in o.results):
+                out.discard(o)
+                changed = True
+    return out
+
+
 def _lower_body(lw, op, iv, step, ub, el, carried, loads, early, prefetched):
     """Lower the loop body; with rotated loads, their values come from the previous
     iteration and the next tiles are requested before the rest of the body."""
@@ -158,9 +205,18 @@ def _lower_body(lw, op, iv, step, ub, el, carried, loads, early, prefetched):
         if o in early:
             lw.lower_op(o)
     term = body.terminator
-    more = _loop_cond(lw, lw.b.add(iv, step), ub, step, el)
-    nxt_loads = _prefetch(lw, loads, [(term.values[j], lw.get(term.values[j])) for _, j in loads], more)
+    nxt_iv = lw.b.add(iv, step)
+    more = _loop_cond(lw, nxt_iv, ub, step, el)
+    nxt = {a: (Tile([nxt_iv], None) if i == 0 else None) for i, a in enumerate(body.args)}
+    for i, a in enumerate(body.args[1:]):
+        if term.values[i] in lw.values:         # computed early (or carried unchanged)
+            nxt[a] = lw.raw(term.values[i])
+    nxt_loads = _prefetch(lw, loads, [(term.values[j], lw.get(term.values[j])) if isinstance(j, int)
+                                      else _computed_ptr(lw, op, ld, j, nxt) for ld, j in loads], more)
     skip = early | {ld for ld, _ in loads}
+    for ld, j in loads:
+        if not isinstance(j, int):
+            skip |= _private(body, ld, j)
     for o in body.ops:
         if o not in skip:
             lw.lower_op(o)
