@@ -1,9 +1,9 @@
 """CPU tier of the fused-attention forward on CUDA (tutorial 06's loop, block pointers,
-BLOCK 128x64, 8 warps): both dots run on mma.sync, the output accumulator stays in the
-mma layout across the loop (its ``acc * alpha[:, None]`` is applied in that layout),
-the softmax row reductions run in registers (butterfly shuffles), V's block-pointer
-load is prefetched one iteration ahead, nothing spills, and
-ptxas assembles the PTX for sm_80 and sm_90a.  No GPU needed."""
+BLOCK 128x64, 8 warps): both dots run on mma.sync fed by ldmatrix, the output
+accumulator stays in the mma layout across the loop (its ``acc * alpha[:, None]`` is
+applied in that layout), the softmax row reductions run in registers (butterfly
+shuffles), V's block-pointer load is prefetched one iteration ahead, nothing spills,
+and ptxas assembles the PTX for sm_80 and sm_90a.  No GPU needed."""
 from __future__ import annotations
 
 import re
@@ -80,6 +80,10 @@ def test_attention_loop_on_mma_with_the_accumulator_kept(arch):
     # 128x64 tile, 8 warps as 4x2: 2x4 fragments per warp, 4 k-steps per dot, two dots
     assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
     assert "ld.local" not in ptx and "st.local" not in ptx
+    # fragments come by ldmatrix: per dot and k-step, 2 x4 for A and 2 x4.trans for B
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 2 * 4 * 2
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 2 * 4 * 2
+    assert "ld.shared.b16" not in body
     # the row max / row sum finish in registers: 16 lanes per 64-wide row, 4 rounds x 8 rows
     assert body.count("shfl.sync.bfly") == 2 * 4 * 8
     # no per-iteration conversion of the 128x64 fp32 accumulator into the mma layout:

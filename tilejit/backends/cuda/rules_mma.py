@@ -241,13 +241,15 @@ def lower_dot_mma(lw, op, ml: MmaLayout) -> Tile:
     _stage(lw, base, 0, a, sa)
     _stage(lw, base, boff, b_, sb)
     lw.barrier()
+    kind = "f16" if op.a.type.element.name == "fp16" else "bf16"
+    if ml.nt % 2 == 0:
+        return Tile(_ldmatrix_dot(lw, ml, kind, (M, K, N), base, boff, list(acc.regs)), ml)
     b = lw.b
     g, t = b.lshr(lw.lane, lw.i32(2)), b.and_(lw.lane, lw.i32(3))
     wr, wc = b.udiv(lw.warp, lw.i32(ml.wn)), b.urem(lw.warp, lw.i32(ml.wn))
     row0 = b.add(b.mul(wr, lw.i32(M // ml.wm)), g)
     col0 = b.add(b.mul(wc, lw.i32(N // ml.wn)), g)
     bbase = boff // 2
-    kind = "f16" if op.a.type.element.name == "fp16" else "bf16"
     regs = list(acc.regs)
     for ks in range(K // 16):
         afr = []
@@ -272,3 +274,35 @@ def lower_dot_mma(lw, op, ml: MmaLayout) -> Tile:
                 i = (mi * ml.nt + ni) * 4
                 regs[i:i + 4] = _mma(lw, kind, afr[mi], bfr[ni], regs[i:i + 4])
     return Tile(regs, ml)
+
+
+def _ldmatrix_dot(lw, ml, kind, mkn, base, boff, regs):
+    """The k-steps of lower_dot_mma with fragments read by ``ldmatrix.x4`` (``.trans``
+    for the K-major B): the lane/matrix mapping of rules_wgmma.mma_consume, on the
+    padded row-major staging (A rows K+PAD halves, B rows N+PAD; 16-byte row chunks)."""
+    from .rules_wgmma import _ldmatrix_x4, shared_addr
+    M, K, N = mkn
+    b = lw.b
+    sa, sb = (K + PAD) * 2, (N + PAD) * 2
+    lane = lw.lane
+    wr, wc = b.udiv(lw.warp, lw.i32(ml.wn)), b.urem(lw.warp, lw.i32(ml.wn))
+    q, lr = b.lshr(lane, lw.i32(3)), b.and_(lane, lw.i32(7))
+    a_row = b.add(b.add(b.mul(wr, lw.i32(M // ml.wm)), lr), b.mul(b.and_(q, lw.i32(1)), lw.i32(8)))
+    a_kc = b.lshr(q, lw.i32(1))
+    b_k = b.add(lr, b.mul(b.and_(q, lw.i32(1)), lw.i32(8)))
+    b_nc = b.add(b.mul(wc, lw.i32(N // ml.wn // 8)), b.lshr(q, lw.i32(1)))
+    s0 = shared_addr(lw, base)
+    a_addr = b.add(s0, b.add(b.mul(a_row, lw.i32(sa)), b.mul(a_kc, lw.i32(16))))
+    b_addr = b.add(s0, b.add(lw.i32(boff), b.add(b.mul(b_k, lw.i32(sb)), b.mul(b_nc, lw.i32(16)))))
+    for ks in range(K // 16):
+        afr = [_ldmatrix_x4(lw, b.add(a_addr, lw.i32(mi * 16 * sa + ks * 32)), False)
+               for mi in range(ml.mt)]
+        bfr = []
+        for nj in range(0, ml.nt, 2):
+            r4 = _ldmatrix_x4(lw, b.add(b_addr, lw.i32(ks * 16 * sb + nj * 16)), True)
+            bfr += [r4[0:2], r4[2:4]]
+        for mi in range(ml.mt):
+            for ni in range(ml.nt):
+                i = (mi * ml.nt + ni) * 4
+                regs[i:i + 4] = _mma(lw, kind, afr[mi], bfr[ni], regs[i:i + 4])
+    return regs
