@@ -353,7 +353,7 @@ def _wrap(lw, s, stages):
 
 def lower_for(lw, op, plan):
     """Lower ``op`` (an ``scf.for`` matching ``plan``) as a cp.async ring pipeline."""
-    from .rules_control import _flat, _flat_tiles, _loop_cond, _phis, _unflat
+    from .rules_control import _flat, _flat_tiles, _loop_cond, _phis, _unflat, open_loop
     from .rules_mma import to_mma
     b = lw.b
     lw.arch_specific |= plan.consumer == "wgmma"
@@ -375,14 +375,7 @@ def lower_for(lw, op, plan):
         ivs = iv_plus(lb, s)
         ring.issue(body, ahead, lw.i32(s), _loop_cond(lw, ivs, ub, step, el), ivs)
         ahead = ring.advance(body, term, ahead)
-    pre = b.block
-    head = lw.kernel.append_basic_block("afor.head")
-    bb = lw.kernel.append_basic_block("afor.body")
-    exit_ = lw.kernel.append_basic_block("afor.exit")
-    b.branch(head)
-    b.position_at_end(head)
-    iv = b.phi(lb.type)
-    iv.add_incoming(lb, pre)
+    pre, head, bb, exit_, iv = open_loop(lw, "afor", lb)
     state = inits + ahead
     phis = _phis(lw, _flat(state) + [lw.i32(0), lw.i32(D % S)], pre)
     rs, ws = phis[-2], phis[-1]

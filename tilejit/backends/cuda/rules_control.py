@@ -73,6 +73,22 @@ def _condition(lw, op):
     return []
 
 
+def open_loop(lw, prefix: str, lb):
+    """Head, body and exit blocks of a counted loop entered from the current block;
+    leaves the builder in the head after creating the induction variable's phi.
+    Returns (preheader, head, body, exit, iv)."""
+    b = lw.b
+    pre = b.block
+    head = lw.kernel.append_basic_block(f"{prefix}.head")
+    body = lw.kernel.append_basic_block(f"{prefix}.body")
+    exit_ = lw.kernel.append_basic_block(f"{prefix}.exit")
+    b.branch(head)
+    b.position_at_end(head)
+    iv = b.phi(lb.type)
+    iv.add_incoming(lb, pre)
+    return pre, head, body, exit_, iv
+
+
 def _phis(lw, regs, pre):
     phis = []
     for r in regs:
@@ -121,14 +137,7 @@ def _for(lw, op):
         inits = inits + _prefetch(lw, loads, [(op.inits[j], inits[j]) if isinstance(j, int)
                                               else _computed_ptr(lw, op, ld, j, first) for ld, j in loads],
                                   _loop_cond(lw, lb, ub, step, el))
-    pre = b.block
-    head = lw.kernel.append_basic_block("for.head")
-    body = lw.kernel.append_basic_block("for.body")
-    exit_ = lw.kernel.append_basic_block("for.exit")
-    b.branch(head)
-    b.position_at_end(head)
-    iv = b.phi(lb.type)
-    iv.add_incoming(lb, pre)
+    pre, head, body, exit_, iv = open_loop(lw, "for", lb)
     phis = _phis(lw, _flat(inits), pre)
     b.cbranch(_loop_cond(lw, iv, ub, step, el), body, exit_)
     b.position_at_end(body)
