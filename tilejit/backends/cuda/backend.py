@@ -69,25 +69,14 @@ class CudaKernel(CompiledKernel):
         torch = sys.modules.get("torch")
         if self.reports or torch is None:
             return None
-        from . import driver
+        from .driver import Launcher, get_device
         if self._launcher is None:
-            self._launcher = driver.Launcher(self)
-        L = self._launcher
-        run_on, stream_of, cache, raw_state = L.run, torch._C._cuda_getCurrentRawStream, L.cache, driver._RAW
-        pack, lock, block, shared, params = L._pack, driver._lock, L.block, self.shared, L.params_addr
+            self._launcher = Launcher(self)
+        run_on, stream_of = self._launcher.run, torch._C._cuda_getCurrentRawStream
 
         def run(values, vals, gx, gy, gz):
             idx = vals[first_tensor].get_device()
-            entry = cache.get(idx)
-            if entry is None or entry[1] is None or not raw_state["ok"]:
-                run_on(driver.get_device(idx), (gx, gy, gz), values, stream_of(idx))
-                return self
-            with lock:
-                pack(values)
-                err = raw_state["fn"](entry[1], gx, gy, gz, block, 1, 1, shared,
-                                      stream_of(idx) or None, params, None)
-            if err:       # the full path makes the context current or reports the error
-                run_on(driver.get_device(idx), (gx, gy, gz), values, stream_of(idx))
+            run_on(get_device(idx), (gx, gy, gz), values, stream_of(idx))
             return self
         return run
 

@@ -224,8 +224,7 @@ class Launcher:
             if err == 201:           # CUDA_ERROR_INVALID_CONTEXT: make ours current, retry
                 dev.make_current()
                 return self.run(dev, grid, values, stream)
-            cu = _cu()
-            check((cu.CUresult(int(err)),))
+            check((self.cu.CUresult(err),))
         return None
 
 
