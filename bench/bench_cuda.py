@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -210,30 +211,41 @@ def _time_calls(fn, calls):
     return (time.perf_counter() - t0) / calls * 1e6
 
 
-def bench_launch(calls=2000):
+def bench_launch(calls=2000, reps=7):
+    """Host time per launch of a 4-argument add (1 program), peers interleaved per
+    repetition (the host is shared and noisy); medians over ``reps``."""
     from tilejit.runtime.options import use_options
     x = torch.randn(1024, device="cuda")
     o = torch.empty_like(x)
     kern, _ = tj_kernel(K.add_kernel(1024))
-    out = {}
+    out, fns = {}, {}
     try:          # the whole runtime path: kernel[grid](...) binding, cache lookup, launch
         with use_options(backend="cuda"):
             o.zero_()
             tj_add[(1,)](x, x, o, 1024, BLOCK=1024)
             torch.cuda.synchronize()
             assert torch.equal(o, x + x)
-            out["tilejit_jit_grid_us_per_call"] = _time_calls(
-                lambda: tj_add[(1,)](x, x, o, 1024, BLOCK=1024), calls)
+        fns["tilejit_jit_grid"] = lambda: tj_add[(1,)](x, x, o, 1024, BLOCK=1024)
     except Exception as e:  # the runtime is another part's; report, don't fail
         out["tilejit_jit_error"] = f"{type(e).__name__}: {e}"
     la = LaunchArgs([x.data_ptr(), x.data_ptr(), o.data_ptr(), 1024], [], [x, x, o, 1024])
-    for who, fn in (("tilejit", tj_launcher(kern, (1,), x, x, o, 1024)),
-                    ("tilejit_full_bind", lambda: kern.launch((1, 1, 1), LaunchArgs(
-                        [x.data_ptr(), x.data_ptr(), o.data_ptr(), 1024], [], [x, x, o]))),
-                    ("tilejit_prebound", lambda: kern.launch((1, 1, 1), la)),
-                    ("triton", lambda: tr_add[(1,)](x, x, o, 1024, BLOCK=1024)),
-                    ("torch", lambda: torch.add(x, x, out=o))):
-        out[f"{who}_us_per_call"] = _time_calls(fn, calls)
+    fns.update({"tilejit": tj_launcher(kern, (1,), x, x, o, 1024),
+                "tilejit_prebound": lambda: kern.launch((1, 1, 1), la),
+                "triton": lambda: tr_add[(1,)](x, x, o, 1024, BLOCK=1024),
+                "torch": lambda: torch.add(x, x, out=o)})
+    fns["tilejit"]()
+    launcher = kern._launcher
+    if launcher is not None and launcher.native and 0 in launcher.cache:
+        handle, native, values = launcher.cache[0][1], launcher.native, la.values   # the floor:
+        fns["tilejit_native_only"] = lambda: native(handle, 1, 1, 1, 0, *values)      # packing + driver
+    times = {k: [] for k in fns}
+    use = use_options(backend="cuda")
+    with use:
+        for _ in range(reps):
+            for who, fn in fns.items():
+                times[who].append(_time_calls(fn, calls))
+    for who, ts in times.items():
+        out[f"{who}_us_per_call"] = float(statistics.median(ts))
     return {"name": "launch overhead (4-arg add, host time per call)", **out}
 
 
@@ -268,12 +280,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="", help="comma-separated: add,softmax,741,matmul,launch,compile")
     ns = ap.parse_args()
     q = ns.quick
     results = []
     for fn, args in ((bench_add, (1 << (24 if q else 28),)), (bench_softmax, (4096 if q else 32768, 4096)),
                      (bench_741, (400_000 if q else 4_000_000,)), (bench_matmul, (1024 if q else 4096,)),
                      (bench_launch, ()), (bench_compile, ())):
+        if ns.only and fn.__name__[len("bench_"):] not in ns.only.split(","):
+            continue
         try:
             r = fn(*args)
         except Exception as e:  # keep the other rows

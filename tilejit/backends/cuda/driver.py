@@ -173,7 +173,8 @@ class Launcher:
         self.params_addr = ctypes.addressof(self.ptrs)
         self.block = kernel.num_warps * 32
         self.cu = None
-        self.cache = {}       # device ordinal -> CUfunction
+        self.cache = {}       # device ordinal -> (CUfunction, raw handle)
+        self.native = None    # native_launch builtin once a raw launch succeeded (False: none)
 
     def _load_cu(self):
         self.cu = _cu()
@@ -217,15 +218,36 @@ class Launcher:
             self._load_cu()
         if self.kernel.reports:
             return _reported_run(self, dev, entry[0], grid, values, stream, buffers)
-        with _lock:
-            self._pack(values)
-            err = _launch(self.cu, entry, grid, self.block, self.kernel.shared, stream, self.params_addr)
+        err = None
+        if self.native and entry[1] is not None:
+            try:
+                err = self.native(entry[1], gx, gy, gz, stream or 0, *values)
+            except (TypeError, OverflowError):      # None pointers, odd scalars, stream objects
+                err = None
+        if err is None:
+            with _lock:
+                self._pack(values)
+                err = _launch(self.cu, entry, grid, self.block, self.kernel.shared, stream, self.params_addr)
+            if self.native is None and _RAW["ok"]:
+                self.native = _native_for(self)
         if err != 0:
             if err == 201:           # CUDA_ERROR_INVALID_CONTEXT: make ours current, retry
                 dev.make_current()
                 return self.run(dev, grid, values, stream)
             check((self.cu.CUresult(err),))
         return None
+
+
+def _native_for(launcher):
+    """The native launch builtin calling the ctypes-confirmed ``cuLaunchKernel``
+    (native_launch.py), or False where the kernel's parameters need Python packing."""
+    from .native_launch import native_launcher
+    try:
+        addr = ctypes.cast(_RAW["fn"], ctypes.c_void_p).value
+        fn = native_launcher(launcher.types, launcher.block, launcher.kernel.shared, addr)
+    except Exception:         # no usable host JIT: the ctypes path stays
+        fn = None
+    return fn or False
 
 
 def _handle(fn):
