@@ -332,3 +332,12 @@ def test_merged_constant_out_of_range():
             y = 2 ** 40
         tl.store(x_ptr, y)
     check_message(compile_error(k), k, "does not fit in int32", 2, "if n > 0")
+
+
+def test_kernel_without_source_is_a_compilation_error_naming_it():
+    ns = {}
+    exec(compile("def typed_at_a_prompt(x_ptr):\n    pass\n", "<stdin>", "exec"), ns)
+    with pytest.raises(CompilationError) as info:
+        tilejit.jit(ns["typed_at_a_prompt"])
+    text = str(info.value)
+    assert "typed_at_a_prompt" in text and "<stdin>:1" in text and ".py file" in text

@@ -31,6 +31,21 @@ def _is_constexpr_annotation(ann) -> bool:
     return isinstance(ann, str) and ann.split(".")[-1] == "constexpr"
 
 
+def _kernel_source(fn) -> str:
+    """The kernel's source text; a kernel typed at a prompt or built by ``exec`` has
+    none to compile, which is a CompilationError naming it instead of an OSError."""
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError) as e:
+        from ..frontend.errors import CompilationError
+        code = getattr(fn, "__code__", None)
+        raise CompilationError(
+            "the kernel's source code cannot be read (defined at an interactive prompt, "
+            "through exec, or in a file that is gone); define it in a .py file",
+            kernel=getattr(fn, "__name__", "?"), file=getattr(code, "co_filename", ""),
+            line=getattr(code, "co_firstlineno", 0), error=e) from None
+
+
 class KernelInterface:
     """``kernel[grid](...)`` sugar shared by JITFunction, Autotuner and Heuristics."""
 
@@ -47,7 +62,7 @@ class JITFunction(KernelInterface):
         self.__module__ = fn.__module__
         self.__doc__ = fn.__doc__
         self.__globals__ = fn.__globals__
-        self.src = textwrap.dedent(inspect.getsource(fn))
+        self.src = textwrap.dedent(_kernel_source(fn))
         self.file = inspect.getsourcefile(fn) or "<unknown>"
         self.first_line = fn.__code__.co_firstlineno
         self.debug = debug
