@@ -85,7 +85,15 @@ def bench_cpu_launch() -> dict:
         kernel = add_kernel[(1,)](x, y, out, 16, BLOCK=16)
         assert np.array_equal(out, x + y)
         args = LaunchArgs([x.ctypes.data, y.ctypes.data, out.ctypes.data, 16])
+        plain = tilejit.jit(add_kernel.fn)           # the same kernel, launched without
+        os.environ["TILEJIT_NATIVE_CALL"] = "0"       # the native pack-and-run builtin
+        try:                                          # (the lane's runner is made on a
+            for _ in range(3):                        # launch after the first)
+                plain[(1,)](x, y, out, 16, BLOCK=16)
+        finally:
+            del os.environ["TILEJIT_NATIVE_CALL"]
         res = side_by_side({"tilejit launch, cpu, 1 program": lambda: add_kernel[(1,)](x, y, out, 16, BLOCK=16),
+                            "same, no native builtin": lambda: plain[(1,)](x, y, out, 16, BLOCK=16),
                             "cpu backend launch only": lambda: kernel.launch((1, 1, 1), args)},
                            reps=15, inner=2000)
     add_kernel.cache.clear()

@@ -59,6 +59,15 @@ class _Asm(Mapping):
         return 3
 
 
+def _native_runner(kernel):
+    """The kernel's native pack-and-run builtin (native_run.py), or None."""
+    from .native_run import native_runner
+    try:
+        return native_runner(kernel._dtypes, kernel._fn_addr)
+    except Exception:          # an optimisation: the ctypes path stays
+        return None
+
+
 class CPUKernel(CompiledKernel):
     def __init__(self, func, engine, fn_addr, asserts, llir, llir_opt, num_threads, frame_bytes=0):
         super().__init__(func.name, func)
@@ -67,6 +76,7 @@ class CPUKernel(CompiledKernel):
         self.asm = _Asm(llir, llir_opt)
         self._engine = engine                    # keeps the machine code alive
         self._fn = chunk_function(fn_addr)
+        self._fn_addr = fn_addr
         self._asserts = asserts
         self._dtypes = [a.value.type.element for a in func.arguments]
         self._nargs = len(self._dtypes)
@@ -133,11 +143,12 @@ class CPUKernel(CompiledKernel):
         fmt = self._fmt
         pack = struct.Struct(fmt.format[:-3]).pack_into      # the values, not the grid
         fn, dtypes, grid_at = self._fn, self._dtypes, fmt.size - 24
+        native = _native_runner(self)
 
         def fresh():
             buf = ArgBuffer(self._size)
             struct.pack_into("<qqq", buf.raw, grid_at, 1, 1, 1)
-            return buf.raw, buf.ptr, buf
+            return buf.raw, buf.ptr, buf, buf.ptr.value
         free = [fresh()]
 
         def run(values, vals, gx, gy, gz):
@@ -149,11 +160,19 @@ class CPUKernel(CompiledKernel):
             except IndexError:
                 entry = fresh()
             try:
-                try:
-                    pack(entry[0], 0, *values)
-                except (struct.error, TypeError):
-                    pack(entry[0], 0, *coerce_values(values, dtypes))
-                if fn(entry[1], 0, 1):
+                status = None
+                if native is not None:
+                    try:                # pack + run in one native call (native_run.py)
+                        status = native(entry[3], *values)
+                    except TypeError:   # None pointers, odd scalars: packed in Python
+                        pass
+                if status is None:
+                    try:
+                        pack(entry[0], 0, *values)
+                    except (struct.error, TypeError):
+                        pack(entry[0], 0, *coerce_values(values, dtypes))
+                    status = fn(entry[1], 0, 1)
+                if status:
                     self._fail(entry[2], LaunchArgs(values, None, vals))
             finally:
                 free.append(entry)
