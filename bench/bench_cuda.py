@@ -238,11 +238,12 @@ def bench_launch(calls=2000, reps=7):
     if launcher is not None and launcher.native and 0 in launcher.cache:
         handle, native, values = launcher.cache[0][1], launcher.native, la.values   # the floor:
         fns["tilejit_native_only"] = lambda: native(handle, 1, 1, 1, 0, *values)      # packing + driver
+    if "tilejit_jit_grid" in fns:        # the same call, launches packed by struct + ctypes
+        fns["tilejit_jit_grid_no_native"] = fns["tilejit_jit_grid"]
     times = {k: [] for k in fns}
-    use = use_options(backend="cuda")
-    with use:
-        for _ in range(reps):
-            for who, fn in fns.items():
+    for _ in range(reps):
+        for who, fn in fns.items():
+            with use_options(backend="cuda", native_call=not who.endswith("no_native")):
                 times[who].append(_time_calls(fn, calls))
     for who, ts in times.items():
         out[f"{who}_us_per_call"] = float(statistics.median(ts))

@@ -39,15 +39,19 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
 
 
-def side_by_side(fns: dict, reps: int, inner: int) -> dict:
-    """Median seconds per call of each function; peers interleaved per repetition."""
+def side_by_side(fns: dict, reps: int, inner: int, options: dict | None = None) -> dict:
+    """Median seconds per call of each function; peers interleaved per repetition.
+    ``options[k]``: option changes each timing block of ``fns[k]`` runs under (one
+    warm-up call per block refills the launch lane for them)."""
     times = {k: [] for k in fns}
     for _ in range(reps):
         for k, f in fns.items():
-            t = time.perf_counter()
-            for _ in range(inner):
+            with use_options(**(options or {}).get(k, {})):
                 f()
-            times[k].append((time.perf_counter() - t) / inner)
+                t = time.perf_counter()
+                for _ in range(inner):
+                    f()
+                times[k].append((time.perf_counter() - t) / inner)
     return {k: float(np.median(v)) for k, v in times.items()}
 
 
@@ -85,17 +89,10 @@ def bench_cpu_launch() -> dict:
         kernel = add_kernel[(1,)](x, y, out, 16, BLOCK=16)
         assert np.array_equal(out, x + y)
         args = LaunchArgs([x.ctypes.data, y.ctypes.data, out.ctypes.data, 16])
-        plain = tilejit.jit(add_kernel.fn)           # the same kernel, launched without
-        os.environ["TILEJIT_NATIVE_CALL"] = "0"       # the native pack-and-run builtin
-        try:                                          # (the lane's runner is made on a
-            for _ in range(3):                        # launch after the first)
-                plain[(1,)](x, y, out, 16, BLOCK=16)
-        finally:
-            del os.environ["TILEJIT_NATIVE_CALL"]
         res = side_by_side({"tilejit launch, cpu, 1 program": lambda: add_kernel[(1,)](x, y, out, 16, BLOCK=16),
-                            "same, no native builtin": lambda: plain[(1,)](x, y, out, 16, BLOCK=16),
+                            "same, no native builtin": lambda: add_kernel[(1,)](x, y, out, 16, BLOCK=16),
                             "cpu backend launch only": lambda: kernel.launch((1, 1, 1), args)},
-                           reps=15, inner=2000)
+                           reps=15, inner=2000, options={"same, no native builtin": {"native_call": False}})
     add_kernel.cache.clear()
     return {k: v * 1e6 for k, v in res.items()}
 

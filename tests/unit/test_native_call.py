@@ -60,9 +60,17 @@ def test_cpu_runner_returns_the_status_and_refuses_wrong_values():
     assert len(rec.calls) == 1
 
 
-def test_switched_off_by_the_environment(monkeypatch):
-    monkeypatch.setenv("TILEJIT_NATIVE_CALL", "0")
-    assert native_runner(DTYPES, ChunkRecorder(8).address) is None
+def test_switched_off_by_the_options(monkeypatch):
+    from tilejit.backends.cpu import backend as cpu_backend
+    from tilejit.runtime.options import Options
+    assert not Options.from_env({"TILEJIT_NATIVE_CALL": "0"}).native_call
+    assert Options.from_env({}).native_call
+
+    class Kernel:
+        _dtypes, _fn_addr = DTYPES, ChunkRecorder(8).address
+    assert cpu_backend._native_runner(Kernel()) is not None
+    with use_options(native_call=False):
+        assert cpu_backend._native_runner(Kernel()) is None
 
 
 needs_cpu = pytest.mark.skipif("cpu" not in available_backends(), reason="cpu backend unavailable")

@@ -24,6 +24,7 @@ class Options:
     num_threads: int = 0             # TILEJIT_NUM_THREADS (0: all cores)
     cache_dir: str = ""              # TILEJIT_CACHE_DIR (default ~/.cache/tilejit)
     vectorize: bool = True           # TILEJIT_VECTORIZE=0 disables analysis-driven vector access
+    native_call: bool = True         # TILEJIT_NATIVE_CALL=0: launches pack with struct + ctypes
 
     @classmethod
     def from_env(cls, env=None) -> "Options":
@@ -38,6 +39,7 @@ class Options:
             num_threads=int(env.get("TILEJIT_NUM_THREADS", "0") or 0),
             cache_dir=env.get("TILEJIT_CACHE_DIR", ""),
             vectorize=env.get("TILEJIT_VECTORIZE", "1").strip() != "0",
+            native_call=env.get("TILEJIT_NATIVE_CALL", "1").strip() != "0",
         )
 
     def with_(self, **changes) -> "Options":

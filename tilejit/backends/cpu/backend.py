@@ -60,8 +60,12 @@ class _Asm(Mapping):
 
 
 def _native_runner(kernel):
-    """The kernel's native pack-and-run builtin (native_run.py), or None."""
+    """The kernel's native pack-and-run builtin (native_run.py), or None (also when
+    the options say ``native_call=False``)."""
+    from ...runtime.options import get_options
     from .native_run import native_runner
+    if not get_options().native_call:
+        return None
     try:
         return native_runner(kernel._dtypes, kernel._fn_addr)
     except Exception:          # an optimisation: the ctypes path stays

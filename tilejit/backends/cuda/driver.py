@@ -240,8 +240,12 @@ class Launcher:
 
 def _native_for(launcher):
     """The native launch builtin calling the ctypes-confirmed ``cuLaunchKernel``
-    (native_launch.py), or False where the kernel's parameters need Python packing."""
+    (native_launch.py), or False where the kernel's parameters need Python packing
+    or the options say ``native_call=False``."""
+    from ...runtime.options import get_options
     from .native_launch import native_launcher
+    if not get_options().native_call:
+        return False
     try:
         addr = ctypes.cast(_RAW["fn"], ctypes.c_void_p).value
         fn = native_launcher(launcher.types, launcher.block, launcher.kernel.shared, addr)

@@ -19,7 +19,6 @@ and the CPU backend's express runner (``cpu/native_run.py``: pack and run one pr
 from __future__ import annotations
 
 import ctypes
-import os
 import sys
 import threading
 
@@ -41,9 +40,9 @@ _API = {"PyLong_AsUnsignedLongLongMask": (I64, [I8P]), "PyFloat_AsDouble": (ir.D
 
 
 def available() -> bool:
-    """Builtins need CPython (its C API, its method records); ``TILEJIT_NATIVE_CALL=0``
-    turns them off (launches then pack with ``struct`` and call through ctypes)."""
-    return sys.implementation.name == "cpython" and os.environ.get("TILEJIT_NATIVE_CALL", "1") != "0"
+    """Builtins need CPython (its C API, its method records).  Whether launches use
+    them is the runtime's choice (``Options.native_call``, TILEJIT_NATIVE_CALL)."""
+    return sys.implementation.name == "cpython"
 
 
 class _MethodDef(ctypes.Structure):
