@@ -69,34 +69,57 @@ def _from_int(lw, v, mty):
     return v if v.type == mty else lw.b.bitcast(v, mty)
 
 
+def _regroup(lw, values, ity, count):
+    """``values`` (all of type ``ity``) reinterpreted as ``count`` wider integers (or,
+    with ``count`` > len(values), narrower ones): a bitcast through a vector."""
+    n = len(values)
+    if n == count:
+        return values
+    vec = ir.Constant(ir.VectorType(ity, n), None)
+    for i, v in enumerate(values):
+        vec = lw.b.insert_element(vec, v, lw.i32(i))
+    oty = ir.IntType(ity.width * n // count)
+    out = lw.b.bitcast(vec, ir.VectorType(oty, count))
+    return [lw.b.extract_element(out, lw.i32(i)) for i in range(count)]
+
+
+def _access_regs(n, size):
+    """(registers, their bits) for one access of ``n`` ``size``-byte elements: PTX
+    vectors have at most 4 registers, so 8 halves travel as 4 x b32."""
+    regs = min(n, 4)
+    return regs, n * size * 8 // regs
+
+
 def predicated_load(lw, ptr, mask, others, mty, size):
     """``@mask ld.global.vN.bX`` in inline PTX (no branch): lanes where mask is false
     keep ``others``.  Returns the loaded values in memory type ``mty``."""
-    c, ity = _REG[size * 8]
-    n = len(others)
-    regs = ",".join(f"${i}" for i in range(n))
-    vec = f".v{n}" if n > 1 else ""
-    dst = "{" + regs + "}" if n > 1 else "$0"
-    asm = f"@${n + 1} ld.global{vec}.b{size * 8} {dst}, [${n}];"
-    cons = ",".join([f"={c}"] * n + ["l", "b"] + [str(i) for i in range(n)])
-    ret = ity if n == 1 else ir.LiteralStructType([ity] * n)
-    fty = ir.FunctionType(ret, [T.I64, T.I1] + [ity] * n)
-    args = [lw.b.ptrtoint(ptr, T.I64), mask] + [_as_int(lw, o, ity) for o in others]
-    r = lw.b.asm(fty, asm, cons, args, True)
-    outs = [r] if n == 1 else [lw.b.extract_value(r, i) for i in range(n)]
-    return [_from_int(lw, o, mty) for o in outs]
+    _c, ity = _REG[size * 8]
+    n, (k, bits) = len(others), _access_regs(len(others), size)
+    c, rty = _REG[bits]
+    regs = ",".join(f"${i}" for i in range(k))
+    vec = f".v{k}" if k > 1 else ""
+    dst = "{" + regs + "}" if k > 1 else "$0"
+    asm = f"@${k + 1} ld.global{vec}.b{bits} {dst}, [${k}];"
+    cons = ",".join([f"={c}"] * k + ["l", "b"] + [str(i) for i in range(k)])
+    ret = rty if k == 1 else ir.LiteralStructType([rty] * k)
+    fty = ir.FunctionType(ret, [T.I64, T.I1] + [rty] * k)
+    olds = _regroup(lw, [_as_int(lw, o, ity) for o in others], ity, k)
+    r = lw.b.asm(fty, asm, cons, [lw.b.ptrtoint(ptr, T.I64), mask] + olds, True)
+    outs = [r] if k == 1 else [lw.b.extract_value(r, i) for i in range(k)]
+    return [_from_int(lw, o, mty) for o in _regroup(lw, outs, rty, n)]
 
 
 def predicated_store(lw, ptr, mask, values, size):
-    c, ity = _REG[size * 8]
-    n = len(values)
-    vec = f".v{n}" if n > 1 else ""
-    src = "{" + ",".join(f"${i + 1}" for i in range(n)) + "}" if n > 1 else "$1"
-    asm = f"@${n + 1} st.global{vec}.b{size * 8} [$0], {src};"
-    cons = ",".join(["l"] + [c] * n + ["b"])
-    fty = ir.FunctionType(T.VOID, [T.I64] + [ity] * n + [T.I1])
-    args = [lw.b.ptrtoint(ptr, T.I64)] + [_as_int(lw, v, ity) for v in values] + [mask]
-    lw.b.asm(fty, asm, cons, args, True)
+    _c, ity = _REG[size * 8]
+    k, bits = _access_regs(len(values), size)
+    c, _rty = _REG[bits]
+    vec = f".v{k}" if k > 1 else ""
+    src = "{" + ",".join(f"${i + 1}" for i in range(k)) + "}" if k > 1 else "$1"
+    asm = f"@${k + 1} st.global{vec}.b{bits} [$0], {src};"
+    cons = ",".join(["l"] + [c] * k + ["b"])
+    fty = ir.FunctionType(T.VOID, [T.I64] + [_rty] * k + [T.I1])
+    words = _regroup(lw, [_as_int(lw, v, ity) for v in values], ity, k)
+    lw.b.asm(fty, asm, cons, [lw.b.ptrtoint(ptr, T.I64)] + words + [mask], True)
 
 
 def _masked_value(lw, mask, load_fn, other):
