@@ -119,6 +119,9 @@ class CudaBackend(Backend):
         arch = func.attrs.get("target")
         arch = tgt.parse_target(arch) if arch else self.default_arch()
         num_warps = int(func.attrs.get("num_warps", 4))
+        if (getattr(options, "vectorize", True) if options else True) and not getattr(options, "sanitize", False):
+            from ...transforms.align_version import align_version
+            align_version(func)     # dot loops on runtime-checked alignment; attrs['align_version']=False: off
         facts = _facts(func, options)
         lw = lower_kernel(func, arch, num_warps, facts,
                           getattr(options, "vectorize", True) if options else True,

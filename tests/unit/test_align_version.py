@@ -1,0 +1,272 @@
+"""Runtime alignment versioning (tilejit/transforms/align_version.py) on Triton's grouped
+GEMM tutorial (matrix pointers and leading dimensions read from memory): the dot loop
+is versioned on ``ptr % 16 == 0`` / ``ld % 8 == 0``, the fast version's operand loads get
+a 16-byte access plan, results equal numpy (and the analysis claims hold) with aligned
+and misaligned pointers and strides under the interpreter and the cpu backend; for
+cuda:90 the fast version is a cp.async ring feeding wgmma.  No GPU needed."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import tilejit
+import tilejit.language as tl
+from tilejit.analysis import analyze
+from tilejit.analysis.checker import make_observer
+from tilejit.backends import Buffer, LaunchArgs
+from tilejit.backends.cuda import target as tgt
+from tilejit.interpreter import run as interpret
+from tilejit.ir import ops
+from tilejit.ir.parser import roundtrip_check
+from tilejit.ir.printer import print_function
+from tilejit.ir.verifier import verify_function
+from tilejit.runtime.compiler import build
+from tilejit.transforms import align_version as AV
+
+from test_tutorials_ptx import _kernels, _sig
+
+needs_ptxas = pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
+
+GG_SIG = _sig("*i64", "*i64", "*i64", "*i32", "*i32", "i32")
+NUM_SM = 4
+
+
+def gg_func(BM=32, BN=32, BK=32):
+    """The tutorial kernel's tile IR, its table pointers specialised (as the launcher does)."""
+    fn = _kernels("grouped_gemm.py")["grouped_matmul_kernel"]
+    cx = dict(NUM_SM=NUM_SM, BLOCK_SIZE_M=BM, BLOCK_SIZE_N=BN, BLOCK_SIZE_K=BK)
+    func, _ = build(fn, GG_SIG, cx, divisible_by_16=(0, 1, 2, 3, 4))
+    return func
+
+
+# ---------------------------------------------------------------- data
+def _aligned(n, dtype, off=0):
+    """(owner, view of n elements starting ``off`` elements past a 64-byte boundary)."""
+    dt = np.dtype(dtype)
+    raw = np.zeros(n + off + 64 // dt.itemsize, dt)
+    lead = (-raw.ctypes.data) % 64 // dt.itemsize
+    return raw, raw[lead + off: lead + off + n]
+
+
+class Problem:
+    """Groups of (M, N, K) fp16 GEMMs; per group: element offsets of A/B from a 16-byte
+    boundary and row paddings (ld = cols + pad)."""
+
+    def __init__(self, groups, rng, a_off=0, b_off=0, a_pad=0, b_pad=0):
+        per = lambda x: x if isinstance(x, (list, tuple)) else [x] * len(groups)   # noqa: E731
+        self.owners, self.mats, lds = [], [], []
+        for (M, N, K), ao, bo, ap, bp in zip(groups, per(a_off), per(b_off), per(a_pad), per(b_pad)):
+            A = self._matrix(rng, M, K, ap, ao)
+            B = self._matrix(rng, K, N, bp, bo)
+            C = self._matrix(None, M, N, 0, 0)
+            self.mats.append((A, B, C))
+            lds += [K + ap, N + bp, N]
+        ptr = [[m[i].ctypes.data for m in self.mats] for i in range(3)]
+        self.tables = [self._table(p, np.int64) for p in ptr]
+        self.tables.append(self._table([x for g in groups for x in g], np.int32))
+        self.tables.append(self._table(lds, np.int32))
+        self.n = len(groups)
+
+    def _matrix(self, rng, rows, cols, pad, off):
+        raw, flat = _aligned(rows * (cols + pad), np.float16, off)
+        self.owners.append(raw)
+        m = flat.reshape(rows, cols + pad)[:, :cols]
+        if rng is not None:
+            m[...] = rng.integers(-3, 4, (rows, cols)).astype(np.float16)
+        return m
+
+    def _table(self, values, dtype):
+        raw, t = _aligned(len(values), dtype)
+        t[:] = values
+        self.owners.append(raw)
+        return t
+
+    def args(self) -> LaunchArgs:
+        values = [t.ctypes.data for t in self.tables] + [self.n]
+        bufs = [Buffer(f"b{i}", o.ctypes.data, o.nbytes, o.itemsize) for i, o in enumerate(self.owners)]
+        return LaunchArgs(values, bufs, list(self.owners))
+
+    def check(self):
+        for A, B, C in self.mats:
+            want = (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float16)
+            np.testing.assert_array_equal(C, want)
+
+
+GROUPS = [(64, 64, 32), (32, 96, 96), (96, 32, 64)]
+CASES = {          # name: (Problem keywords, which versions run)
+    "aligned": (dict(), {"fast"}),
+    "a_ptr_off_by_one_element": (dict(a_off=1), {"slow"}),
+    "b_ptr_off_by_4_elements": (dict(b_off=4), {"slow"}),
+    "lda_odd": (dict(a_pad=1), {"slow"}),
+    "ldb_plus_8_stays_aligned": (dict(b_pad=8), {"fast"}),
+    "mixed_groups": (dict(a_off=[0, 1, 0], b_pad=[0, 0, 3]), {"fast", "slow"}),
+}
+
+
+def _versioned():
+    func = gg_func()
+    vs = AV.version_loops(func)
+    assert len(vs) == 1
+    return func, vs[0]
+
+
+def _tracker(v):
+    fast, slow = set(v.fast_loop.body.ops), set(v.loop.body.ops)
+    ran = set()
+
+    def observe(op, pid, results):
+        if op in fast:
+            ran.add("fast")
+        elif op in slow:
+            ran.add("slow")
+    return ran, observe
+
+
+# ---------------------------------------------------------------- the transform
+def test_grouped_gemm_loop_is_versioned_on_its_loaded_pointers_and_strides():
+    func, v = _versioned()
+    roots = {r.name_hint: div for r, div in ((r, h.attrs["values"][0]) for r, h in v.hints)}
+    assert roots == {"a_ptr": 16, "b_ptr": 16, "lda": 8, "ldb": 8}
+    assert isinstance(v.if_op, ops.IfOp) and v.loop.parent is v.if_op.regions[1].block
+    assert v.fast_loop.parent is v.if_op.regions[0].block
+    # the nest: for g { while { ... if { for kk } else { for kk } ... } }
+    assert isinstance(v.if_op.parent.parent.parent, ops.WhileOp)
+    assert func.attrs[AV.DONE] == 1
+    verify_function(func)
+    roundtrip_check(func)
+    text = print_function(func)
+    assert text.count("tt.multiple_of") == 4 and text.count("scf.if") == 1
+
+
+def test_fast_loads_get_a_16_byte_plan_the_original_loads_lack():
+    func, v = _versioned()
+    facts = analyze(func)
+    loads = AV._dot_loads(v.loop)
+    assert len(loads) == 2
+    for ld in loads:
+        assert not AV.plan_ok(facts, ld)
+        assert AV.plan_ok(facts, v.fast_load(ld))
+    before = analyze(gg_func())
+    assert all(not AV.plan_ok(before, ld) for o in gg_func().walk() if isinstance(o, ops.ForOp)
+               for ld in AV._dot_loads(o))
+    assert AV.plan_ok(facts, v.fast_load(loads[0])) and facts.axis(v.fast_load(loads[0]).ptr).divisibility[-1] >= 16
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_interpreter_results_and_claims_aligned_and_misaligned(case):
+    kw, want_ran = CASES[case]
+    func, v = _versioned()
+    prob = Problem(GROUPS, np.random.default_rng(3), **kw)
+    grid = (NUM_SM, 1, 1)
+    checker = make_observer(func, grid)
+    ran, track = _tracker(v)
+
+    def observe(op, pid, results):
+        checker(op, pid, results)
+        track(op, pid, results)
+    interpret(func, grid, prob.args(), None, observe)
+    prob.check()
+    assert ran == want_ran
+
+
+@pytest.mark.parametrize("case", ["aligned", "a_ptr_off_by_one_element", "lda_odd", "mixed_groups"])
+def test_cpu_backend_runs_the_versioned_kernel(case):
+    kw, _ = CASES[case]
+    func, _v = _versioned()
+    k = tilejit.compile(func, target="cpu")
+    prob = Problem(GROUPS, np.random.default_rng(5), **kw)
+    k.launch((NUM_SM, 1, 1), prob.args())
+    prob.check()
+
+
+def test_switch_off_and_idempotent():
+    func = gg_func()
+    func.attrs[AV.SWITCH] = False
+    before = print_function(func)
+    assert AV.version_loops(func) == [] and print_function(func) == before
+    func = gg_func()
+    assert len(AV.version_loops(func)) == 1
+    once = print_function(func)
+    assert AV.version_loops(func) == [] and print_function(func) == once
+
+
+def test_specialised_matmul_is_not_versioned():
+    import test_cuda_ptx as K
+    func = K.matmul_kernel(128, 128, 64, "fp16")
+    before = print_function(func)
+    assert AV.version_loops(func) == [] and print_function(func) == before
+    assert AV.DONE not in func.attrs
+
+
+@tilejit.jit
+def colmajor(a_ptr, b_ptr, c_ptr, K, sam, sbn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    om, on, ok = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    ap = a_ptr + om[:, None] * sam + ok[None, :]
+    bp = b_ptr + ok[:, None] + on[None, :] * sbn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc += tl.dot(tl.load(ap), tl.load(bp))
+        ap += BK
+        bp += BK
+    tl.store(c_ptr + om[:, None] * BN + on[None, :], acc)
+
+
+def test_loop_that_hints_cannot_help_is_left_alone():
+    """B read column-wise (stride between neighbours unknown): no contiguity to gain, so
+    after the trial the loop is put back exactly as it was."""
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32", "sam": "i32", "sbn": "i32"}
+    func, _ = build(colmajor, sig, dict(BM=32, BN=32, BK=32))
+    before = print_function(func)
+    facts = analyze(func)
+    assert AV.candidates(func, facts)            # it looked ...
+    assert AV.version_loops(func, facts) == []   # ... and found nothing that pays
+    assert print_function(func) == before and AV.DONE not in func.attrs
+
+
+# ---------------------------------------------------------------- cuda (PTX, no GPU)
+def _gg_ptx(arch, **attrs):
+    func = gg_func(128, 128, 64)
+    func.attrs.update(attrs)
+    return tilejit.compile(func, target=f"cuda:{arch}", num_warps=8, num_stages=3)
+
+
+def _count(ptx, pat):
+    return len(re.findall(pat, ptx))
+
+
+def test_cuda90_grouped_gemm_fast_version_is_cp_async_ring_and_wgmma():
+    k = _gg_ptx(90)
+    ptx = k.asm["ptx"]
+    assert re.search(r"^\.target sm_90a\b", ptx, re.M)
+    assert _count(ptx, r"cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16;") > 0
+    assert _count(ptx, r"wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16") == 4
+    assert "mma.sync" in ptx                      # the misaligned version keeps the register path
+    off = _gg_ptx(90, align_version=False).asm["ptx"]
+    assert "cp.async" not in off and "wgmma" not in off
+
+
+def test_cuda80_grouped_gemm_fast_version_is_cp_async_ring_and_ldmatrix():
+    ptx = _gg_ptx(80).asm["ptx"]
+    assert "cp.async.cg.shared.global" in ptx and "wgmma" not in ptx
+    assert _count(ptx, r"ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16") > 0
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", [80, 90])
+def test_versioned_grouped_gemm_assembles(arch):
+    msgs = tgt.ptxas(_gg_ptx(arch).asm["ptx"], arch, verbose=True)
+    assert ("sm_90a" in msgs) == (arch == 90)
+    assert "serializ" not in msgs.lower(), msgs
+
+
+def test_normal_matmul_ptx_is_byte_identical_with_the_pass_on_or_off():
+    import test_cuda_ptx as K
+    from tilejit.backends import get_backend
+    out = []
+    for on in (True, False):
+        func = K.matmul_kernel(128, 128, 64, "fp16")
+        func.attrs.update(num_warps=8, target="cuda:90", num_stages=3, align_version=on)
+        out.append(get_backend("cuda").compile(func, None).ptx)
+    assert out[0] == out[1] and "wgmma" in out[0]
