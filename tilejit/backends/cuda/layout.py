@@ -48,6 +48,27 @@ class Layout:
         return r * self.threads * self.vec + j
 
 
+def kernel_max_vec(func) -> int:
+    """Elements per chunk for the kernel's blocked layouts: 8 when every tile the
+    kernel loads or stores has 2-byte elements (so a chunk is one 16-byte access, as
+    for fp32 tiles with 4), else ``MAX_VEC``.  One value per kernel keeps the layout a
+    function of the shape alone (no conversions between a tile and its casts).
+    Kernels with ``tt.dot`` keep ``MAX_VEC``: their tensor-core paths pick the
+    layouts of their operands themselves (async_pipeline, rules_mma)."""
+    from ...ir import ops
+    sizes = set()
+    for op in func.walk():
+        if isinstance(op, ops.DotOp):
+            return MAX_VEC
+        if isinstance(op, (ops.LoadOp, ops.StoreOp)):
+            ty = op.ptr.type
+            if not ty.shape:
+                continue                       # scalar accesses have no layout
+            el = ty.element.element if ty.element.is_ptr() else ty.element
+            sizes.add(8 if el.is_ptr() else max(1, el.bits // 8))
+    return 8 if sizes == {2} else MAX_VEC
+
+
 def make_layout(shape, threads: int, max_vec: int = MAX_VEC) -> Layout:
     """The blocked layout of ``shape``; chunks of up to ``max_vec`` elements (the cuda
     dot pipeline asks for 8 so that 2-byte operand tiles move in 16-byte chunks)."""

@@ -13,7 +13,7 @@ from llvmlite import ir
 from ...ir.core import RuleTable
 from ...ir.types import TileType
 from . import types as T
-from .layout import Layout, make_layout
+from .layout import Layout, kernel_max_vec, make_layout
 from .target import DATA_LAYOUT, TRIPLE
 
 RULES = RuleTable("cuda lowering")
@@ -70,6 +70,7 @@ class Lowering:
         self._intrinsics: dict = {}
         self._slot_index: dict = {}
         self._layouts: dict = {}
+        self.max_vec = kernel_max_vec(func)  # elements per chunk of blocked layouts (layout.py)
         self._smem = None
         self.arch_specific = False          # uses sm_90a-only instructions (wgmma)
         self._flat = {}                     # (value, block) -> (mma tile, its blocked copy)
@@ -159,7 +160,7 @@ class Lowering:
         if not shape:
             return None
         if shape not in self._layouts:
-            self._layouts[shape] = make_layout(shape, self.threads)
+            self._layouts[shape] = make_layout(shape, self.threads, self.max_vec)
         return self._layouts[shape]
 
     def tile_like(self, ty: TileType, regs) -> Tile:
