@@ -48,8 +48,9 @@ SMEM_LIMIT = 227 * 1024
 class AsyncPlan:
     dot: object
     acc_pos: int
-    loads: list         # [(LoadOp, iter position)]: A's, then B's
-    slices: list        # per load: body ops computing its next pointer
+    loads: list         # [(LoadOp, iter position | None)]: A's, then B's (None: computed pointer)
+    slices: list        # per load: body ops computing its next pointer (carried) or its
+                        # pointer from the induction variable (computed)
     mask_slices: list   # per load: body ops computing its mask from the iv (None: no mask)
     a_shape: tuple
     b_shape: tuple
@@ -81,20 +82,10 @@ def _uses(block, value) -> int:
 
 
 def _slice(value, body_ops: set):
-    """Body ops needed to compute ``value`` (None if one is not cheap and pure)."""
-    from .pipeline import _SLICE_OK
-    out, stack = set(), [value]
-    while stack:
-        o = stack.pop().op
-        if o is None or o not in body_ops or o in out:
-            continue
-        if o.regions or not (o.has_trait("elementwise") or isinstance(o, _SLICE_OK + (ops.BroadcastOp,))):
-            return None
-        if not o.has_trait("pure"):
-            return None
-        out.add(o)
-        stack.extend(o.operands)
-    return out
+    """Body ops needed to compute ``value`` (None if one is not cheap and pure): the
+    slice notion of :mod:`.pipeline`, broadcasts included."""
+    from .pipeline import _PTR_OK, _slice as slice_
+    return slice_(value, body_ops, _PTR_OK)
 
 
 def _slice_using(body, value, allowed):
@@ -124,16 +115,21 @@ def _mask_slice(body, ld):
 
 
 def _load_of(body, value, term):
-    """(LoadOp, iter position) when ``value`` is a plain load of a carried pointer."""
+    """(LoadOp, iter position) when ``value`` is a plain load of a carried pointer;
+    (LoadOp, None) when the body computes its pointer from the induction variable and
+    loop-invariant values alone (a cheap pure slice, evaluated for any iteration)."""
     ld = value.op
     if not isinstance(ld, ops.LoadOp) or ld not in body.ops:
         return None
     if (ld.other is not None and not _is_zero(ld.other)) or ld.attrs.get("volatile"):
         return None
+    if _uses(body, ld.result) != 1:
+        return None
     pos = {a: i - 1 for i, a in enumerate(body.args) if i > 0}
     j = pos.get(ld.ptr)
-    if j is None or _uses(body, ld.result) != 1:
-        return None
+    if j is None:
+        if ld.ptr.op not in body.ops or _slice_using(body, ld.ptr, {body.args[0]}) is None:
+            return None
     return ld, j
 
 
@@ -187,9 +183,10 @@ def _plan_dot(lw, for_op, d, acc_pos):
     if at.element != bt.element or at.element.name not in ("fp16", "bf16") or ct.element.name != "fp32":
         return None
     la, lb = _load_of(body, d.a, term), _load_of(body, d.b, term)
-    if la is None or lb is None or la[1] == lb[1]:
+    if la is None or lb is None or (la[1] is not None and la[1] == lb[1]):
         return None
-    slices = [_own_slice(body, j, term) for _, j in (la, lb)]
+    slices = [_own_slice(body, j, term) if j is not None else _slice_using(body, ld.ptr, {body.args[0]})
+              for ld, j in (la, lb)]
     if any(s is None for s in slices):
         return None
     msl = [_mask_slice(body, ld) for ld, _ in (la, lb)]
@@ -246,7 +243,8 @@ def plan_for(lw, for_op):
     from .rules_memory import vector_width
     term = for_op.body.terminator
     for ld, j in plan.loads:
-        for pv in (for_op.inits[j], for_op.body.args[j + 1], term.values[j]):
+        ptrs = (ld.ptr,) if j is None else (for_op.inits[j], for_op.body.args[j + 1], term.values[j])
+        for pv in ptrs:
             if lw.layout(pv.type).vec != 8 or vector_width(lw, ld, pv, None, ld.ptr.type.element.element) != 8:
                 return None
         if ld.mask is not None:
@@ -266,7 +264,7 @@ class Ring:
     once the loop is lowered, so the ring's offset is a placeholder constant filled in
     by :meth:`close` (LLVM folds it)."""
 
-    def __init__(self, lw, plan):
+    def __init__(self, lw, plan, body):
         self.lw, self.plan = lw, plan
         base = lw.smem(0, align=1024)
         name = f"tj_ring_off{len(lw.module.globals)}"
@@ -281,6 +279,9 @@ class Ring:
         self.base = lw.b.add(W.shared_addr(lw, base), off)
         self.saved_window = lw.smem_window
         lw.smem_window = 0
+        from .pipeline import IterSlice
+        self.evals = [IterSlice(lw, body, (sl if j is None else set()) | (msl or set()))
+                      for (_, j), sl, msl in zip(plan.loads, plan.slices, plan.mask_slices)]
         self.offsets = []          # per load: this thread's chunk offsets in a stage
         extra = 0
         for shape in (plan.a_shape, plan.b_shape):
@@ -309,22 +310,25 @@ class Ring:
         return self.lw.b.add(self.base, self.lw.b.mul(stage, self.lw.i32(self.plan.stage_bytes)))
 
     def issue(self, body, tiles, stage, pred, iv):
-        """Copy the tiles of iteration ``iv`` (an i32/i64 scalar) into ``stage``."""
+        """Copy the tiles of iteration ``iv`` (an i32/i64 scalar) into ``stage``: through
+        the carried pointer tile of each load in ``tiles``, or (None) the load's pointer
+        slice evaluated for ``iv``."""
         lw = self.lw
         addr = self.stage_addr(stage)
         sixteen, zero = lw.i32(16), lw.i32(0)
-        for (ld, _), msl, tile, offs in zip(self.plan.loads, self.plan.mask_slices, tiles, self.offsets):
-            masks = None
-            if msl is not None:
-                masks = _evaluate(lw, body, msl, {body.args[0]: Tile([iv], None)}, ld.mask).regs
+        for (ld, _), ev, tile, offs in zip(self.plan.loads, self.evals, tiles, self.offsets):
+            if tile is None:
+                tile = ev.at(ld.ptr, iv)
+            masks = None if ld.mask is None else ev.at(ld.mask, iv).regs
             for k, off in enumerate(offs):
                 nbytes = None if masks is None else lw.b.select(masks[k * 8], sixteen, zero)
                 W.cp_async16(lw, lw.b.add(addr, off), tile.regs[k * 8], pred, nbytes)
         W.cp_async_commit(lw)
 
     def advance(self, body, term, tiles):
-        """The next pointer tiles of ``tiles`` (each load's slice, its arg bound to the tile)."""
-        return [_evaluate(self.lw, body, sl, {body.args[j + 1]: t}, term.values[j])
+        """The next pointer tiles of ``tiles`` (each carried load's slice, its arg bound to
+        the tile; None for computed pointers)."""
+        return [None if j is None else _evaluate(self.lw, body, sl, {body.args[j + 1]: t}, term.values[j])
                 for (ld, j), sl, t in zip(self.plan.loads, self.plan.slices, tiles)]
 
 
@@ -364,9 +368,9 @@ def lower_for(lw, op, plan):
              for i, v in enumerate(op.inits)]
     body, term = op.body, op.body.terminator
     lw.barrier()                                   # earlier readers of shared memory are done
-    ring = Ring(lw, plan)
+    ring = Ring(lw, plan, body)
     D, S = plan.distance, plan.stages
-    ahead = [inits[j] for _, j in plan.loads]
+    ahead = [None if j is None else inits[j] for _, j in plan.loads]
 
     def iv_plus(iv, k):
         return b.add(iv, b.mul(step, ir.Constant(step.type, k))) if k else iv
@@ -376,12 +380,14 @@ def lower_for(lw, op, plan):
         ring.issue(body, ahead, lw.i32(s), _loop_cond(lw, ivs, ub, step, el), ivs)
         ahead = ring.advance(body, term, ahead)
     pre, head, bb, exit_, iv = open_loop(lw, "afor", lb)
-    state = inits + ahead
+    state = inits + [t for t in ahead if t is not None]
     phis = _phis(lw, _flat(state) + [lw.i32(0), lw.i32(D % S)], pre)
     rs, ws = phis[-2], phis[-1]
     b.cbranch(_loop_cond(lw, iv, ub, step, el), bb, exit_)
     b.position_at_end(bb)
     carried = _unflat(phis[:-2], state)
+    held = iter(carried[n:])
+    ahead_now = [None if t is None else next(held) for t in ahead]
     W.cp_async_wait(lw, D - 1)
     if plan.consumer == "wgmma":
         W.fence_async_shared(lw)
@@ -389,11 +395,11 @@ def lower_for(lw, op, plan):
 
     def issue_next():
         ivd = iv_plus(iv, D)
-        ring.issue(body, carried[n:], ws, _loop_cond(lw, ivd, ub, step, el), ivd)
+        ring.issue(body, ahead_now, ws, _loop_cond(lw, ivd, ub, step, el), ivd)
 
     if not plan.late_issue:
         issue_next()
-    ahead_next = ring.advance(body, term, carried[n:])
+    ahead_next = [t for t in ring.advance(body, term, ahead_now) if t is not None]
     nxt = _lower_body(lw, op, plan, ring, iv, carried[:n], rs, issue_next if plan.late_issue else None)
     nxt = [t if i == plan.acc_pos else _flat_tiles(lw, [t])[0] for i, t in enumerate(nxt)]
     latch = b.block

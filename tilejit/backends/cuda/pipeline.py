@@ -14,6 +14,8 @@ again with the next iteration's carried values (``plan`` entry ``(load, slice)``
 """
 from __future__ import annotations
 
+import math
+
 from ...ir import ops
 
 _SLICE_OK = (ops.ConstantOp, ops.SplatOp, ops.ArangeOp, ops.ExpandDimsOp, ops.ReshapeOp,
@@ -90,3 +92,157 @@ def plan_prefetch(for_op):
         loads.append((o, j))
         early |= sl
     return loads, early
+
+
+# ---- a body slice evaluated for another iteration ------------------------------------
+_SHAPE_OPS = (ops.ExpandDimsOp, ops.BroadcastOp, ops.ReshapeOp, ops.SplatOp)
+_HINTS = (ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp)
+
+
+class IterSlice:
+    """Body values computed by the slice ``sl`` (ops of :func:`_slice` with ``_PTR_OK``)
+    from the induction variable and loop-invariant values, evaluated for any iteration
+    ``iv`` (an LLVM scalar): ``at(value, iv)``.
+
+    Shape ops are sunk below the elementwise ops (they commute): a value that depends
+    on ``iv`` is computed directly in the layout of the shape it is finally used at,
+    so no broadcast of an iteration-dependent value goes through shared memory.  The
+    leaves (loop-invariant values with the shape ops above them applied) are lowered
+    the first time they are needed and reused (call ``at`` before the loop first:
+    they must dominate the loop)."""
+
+    def __init__(self, lw, body, sl):
+        self.lw, self.body, self.sl = lw, body, frozenset(sl)
+        self.iv = body.args[0]
+        self._leaves, self._variant = {}, {}
+
+    def variant(self, v) -> bool:
+        """``v`` depends on the induction variable (through ops of the slice)."""
+        if v is self.iv:
+            return True
+        o = v.op
+        if o is None or o not in self.sl:
+            return False
+        if v not in self._variant:
+            self._variant[v] = any(self.variant(x) for x in o.operands)
+        return self._variant[v]
+
+    def at(self, value, iv):
+        from .lowering import Tile
+        return self._ev(value, (), Tile([iv], None), {})
+
+    def _shape(self, v, chain):
+        return tuple(chain[-1].result.type.shape) if chain else tuple(v.type.shape)
+
+    def _splat(self, scalar, shape):
+        from .lowering import Tile
+        lay = self.lw.layout(shape)
+        return Tile([scalar] * (1 if lay is None else lay.nslots), lay)
+
+    def _ev(self, v, chain, ivt, memo):
+        key = (v, chain)
+        if key in memo:
+            return memo[key]
+        o = v.op
+        if not self.variant(v):
+            t = self._leaf(v, chain)
+        elif not v.type.shape:                       # an iteration-dependent scalar
+            s = ivt if v is self.iv else self._lower(o, [self._ev(x, (), ivt, memo) for x in o.operands])
+            t = self._splat(s.scalar, self._shape(v, chain)) if chain else s
+        elif isinstance(o, _SHAPE_OPS):
+            t = self._ev(o.src, (o,) + chain, ivt, memo)
+        elif isinstance(o, _HINTS):
+            t = self._ev(o.src, chain, ivt, memo)
+        else:                                         # elementwise: operands in the final layout
+            t = self._lower(o, [self._ev(x, chain, ivt, memo) for x in o.operands])
+        memo[key] = t
+        return t
+
+    def _lower(self, o, tiles):
+        """``o``'s result with its operands bound to ``tiles`` (bindings restored)."""
+        lw = self.lw
+        keys = list(o.operands) + list(o.results)
+        saved = {k: lw.values[k] for k in keys if k in lw.values}
+        for x, t in zip(o.operands, tiles):
+            lw.values[x] = t
+        lw.lower_op(o)
+        out = lw.values[o.result]
+        for k in keys:
+            if k in saved:
+                lw.values[k] = saved[k]
+            else:
+                lw.values.pop(k, None)
+        return out
+
+    def _leaf(self, v, chain):
+        """A loop-invariant value with the shape ops ``chain`` applied (once)."""
+        key = (v, chain)
+        if key in self._leaves:
+            return self._leaves[key]
+        lw, o = self.lw, v.op
+        shape = self._shape(v, chain)
+        while isinstance(o, _HINTS) and o in self.sl:
+            v, o = o.src, o.src.op
+        if not v.type.shape:
+            t = self._splat(self._invariant(v).scalar, shape)
+        elif isinstance(o, ops.ConstantOp) and o in self.sl:
+            from . import types as T
+            t = self._splat(T.const(v.type.element, o.value), shape)
+        elif isinstance(o, ops.SplatOp) and o in self.sl:
+            t = self._splat(self._invariant(o.src).scalar, shape)
+        else:
+            t, cur = self._invariant(v), tuple(v.type.shape)
+            for c in chain:
+                nxt = tuple(c.result.type.shape)
+                t = _reshape_tile(lw, t, v.type.element, cur, nxt, isinstance(c, ops.BroadcastOp))
+                cur = nxt
+        self._leaves[key] = t
+        return t
+
+    def _invariant(self, v):
+        """The tile of a loop-invariant value (its slice ops lowered in body order)."""
+        lw = self.lw
+        if v.op is None or v.op not in self.sl:
+            return lw.get(v)
+        if v in self._leaves:
+            return self._leaves[v]
+        need, stack = set(), [v]
+        while stack:
+            o = stack.pop().op
+            if o is not None and o in self.sl and o not in need:
+                need.add(o)
+                stack.extend(o.operands)
+        keys = [r for o in need for r in o.results]
+        saved = {k: lw.values[k] for k in keys if k in lw.values}
+        for o in self.body.ops:
+            if o in need:
+                lw.lower_op(o)
+        t = lw.get(v)
+        for k in keys:
+            if k in saved:
+                lw.values[k] = saved[k]
+            else:
+                lw.values.pop(k, None)
+        self._leaves[v] = t
+        return t
+
+
+def _reshape_tile(lw, t, el, sshape, dshape, broadcast: bool):
+    """``t`` (shape ``sshape``, element ``el``) broadcast (or reshaped) to ``dshape``."""
+    from ...ir.types import TileType
+    from .lowering import Tile
+    from .rules_tiles import exchange
+    if sshape == dshape:
+        return t
+    dl = lw.layout(dshape)
+    if t.layout is None or math.prod(sshape) == 1:
+        return Tile([t.regs[0]] * dl.nslots, dl)
+    sl = t.layout
+    if not broadcast and (sl.vec, sl.reps) == (dl.vec, dl.reps):
+        return Tile(t.regs, dl)                   # same elements in the same slots
+
+    def src_flat(idx):
+        if not broadcast:
+            return lw.flat_index(dshape, idx)
+        return lw.flat_index(sshape, [i if d != 1 else lw.i32(0) for i, d in zip(idx, sshape)])
+    return exchange(lw, t, TileType(el, sshape), TileType(el, dshape), src_flat)

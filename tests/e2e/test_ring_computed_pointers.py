@@ -1,0 +1,120 @@
+"""Tensor-core dot loops whose operand pointers the body computes from the induction
+variable (``offs_k = k * BK + arange``; Triton tutorial 09's persistent matmul): the
+CUDA cp.async ring evaluates the pointer slice (and the K mask) for iteration
+``k + D``.  One tile per program and a persistent outer ``tl.range`` loop over tiles
+(the ring and the accumulator start again for each tile), K tails zero-filled
+(K a multiple of 16 but not of BK: the ring's masked copies; K odd: the register path),
+against a float64 numpy reference on every backend."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilejit
+import tilejit.language as tl
+
+
+@tilejit.jit
+def mm_computed(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm,
+                BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, MASK: tl.constexpr):
+    """c = a @ b, one (BM, BN) tile per program; MASK 0: no mask (K % BK == 0),
+    1: the tutorial's ``arange < K - k * BK``, 2: ``offs_k < K`` on the computed offsets."""
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        offs_k = k * BK + rk
+        a_ptrs = a_ptr + (offs_m[:, None] * sam + offs_k[None, :] * sak)
+        b_ptrs = b_ptr + (offs_k[:, None] * sbk + offs_n[None, :] * sbn)
+        if MASK == 0:
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+        elif MASK == 1:
+            a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0.0)
+            b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0.0)
+        else:
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < K, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < K, other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + offs_m[:, None] * scm + offs_n[None, :], acc)
+
+
+@tilejit.jit
+def _compute_pid(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M):
+    group_id = tile_id // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + (tile_id % group_size_m)
+    pid_n = (tile_id % num_pid_in_group) // group_size_m
+    return pid_m, pid_n
+
+
+@tilejit.jit
+def matmul_kernel_persistent(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                             stride_cm, stride_cn, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                             BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr, NUM_SMS: tl.constexpr):
+    """Triton tutorial 09's persistent kernel (fp16 output)."""
+    start_pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+    num_tiles = num_pid_m * num_pid_n
+    tile_id_c = start_pid - NUM_SMS
+    offs_k_for_mask = tl.arange(0, BLOCK_SIZE_K)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True):
+        pid_m, pid_n = _compute_pid(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M)
+        start_m = pid_m * BLOCK_SIZE_M
+        start_n = pid_n * BLOCK_SIZE_N
+        offs_am = start_m + tl.arange(0, BLOCK_SIZE_M)
+        offs_bn = start_n + tl.arange(0, BLOCK_SIZE_N)
+        offs_am = tl.where(offs_am < M, offs_am, 0)
+        offs_bn = tl.where(offs_bn < N, offs_bn, 0)
+        offs_am = tl.max_contiguous(tl.multiple_of(offs_am, BLOCK_SIZE_M), BLOCK_SIZE_M)
+        offs_bn = tl.max_contiguous(tl.multiple_of(offs_bn, BLOCK_SIZE_N), BLOCK_SIZE_N)
+        accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            offs_k = ki * BLOCK_SIZE_K + tl.arange(0, BLOCK_SIZE_K)
+            a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+            b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+            a = tl.load(a_ptrs, mask=offs_k_for_mask[None, :] < K - ki * BLOCK_SIZE_K, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k_for_mask[:, None] < K - ki * BLOCK_SIZE_K, other=0.0)
+            accumulator = tl.dot(a, b, accumulator)
+        tile_id_c += NUM_SMS
+        pid_m, pid_n = _compute_pid(tile_id_c, num_pid_in_group, num_pid_m, GROUP_SIZE_M)
+        offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+        offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+        c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+        c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+        tl.store(c_ptrs, accumulator.to(tl.float16), mask=c_mask)
+
+
+def _operands(rng, M, N, K):
+    """Small integers: every product and sum is exact in fp32 (and fp16 up to 2048)."""
+    a = rng.integers(-3, 4, (M, K)).astype(np.float16)
+    b = rng.integers(-3, 4, (K, N)).astype(np.float16)
+    return a, b, a.astype(np.float64) @ b.astype(np.float64)
+
+
+@pytest.mark.parametrize("mask,K", [(0, 128), (1, 208), (2, 208), (1, 64), (2, 200)])
+def test_body_computed_pointers(backend, rng, mask, K):
+    M, N, BM, BN, BK = 128, 256, 128, 128, 64
+    a, b, ref = _operands(rng, M, N, K)
+    c = np.full((M, N), np.nan, np.float32)
+    mm_computed[(M // BM, N // BN)](a, b, c, M, N, K, K, 1, N, 1, N, BM=BM, BN=BN, BK=BK, MASK=mask,
+                                    num_warps=8, num_stages=3)
+    np.testing.assert_array_equal(c, ref)
+
+
+@pytest.mark.parametrize("M,N,K,sms", [(256, 256, 208, 3), (200, 136, 96, 2), (128, 128, 64, 4)])
+def test_persistent_matmul_outer_loop(backend, rng, M, N, K, sms):
+    """NUM_SMS programs loop over the output tiles: program 0 does two tiles (a fresh
+    ring and a zeroed accumulator each), tiles on the M/N edges clamp and mask."""
+    a, b, ref = _operands(rng, M, N, K)
+    c = np.full((M, N), np.nan, np.float16)
+    tiles = -(-M // 128) * -(-N // 128)
+    matmul_kernel_persistent[(min(sms, tiles),)](a, b, c, M, N, K, K, 1, N, 1, N, 1, BLOCK_SIZE_M=128,
+                                                 BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8,
+                                                 NUM_SMS=sms, num_warps=8, num_stages=3)
+    np.testing.assert_array_equal(c, ref.astype(np.float16))
