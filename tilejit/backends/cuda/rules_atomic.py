@@ -4,7 +4,15 @@ anything without an instruction become a CAS loop).  A scalar atomic is done by
 thread 0; when the layout replicates elements (a scalar, or a tile smaller than
 the CTA) the owner's old value reaches the other copies through shared memory.  A
 scalar atomic starts with a CTA barrier, so the CTA's earlier writes happen before
-it (``tl.debug_barrier()`` is a no-op in tilejit)."""
+it (``tl.debug_barrier()`` is a no-op in tilejit).
+
+Ordering: NVPTX turns every ``atomicrmw`` into a relaxed ``atom`` whatever its LLVM
+ordering, and a ``cmpxchg`` with one into a system-scope ``atom.acq_rel.sys`` (a
+``membar.sys`` each).  So the atomics themselves are emitted relaxed and the op's
+``sem`` is made by fences at its ``scope`` (gpu: ``fence.acq_rel.gpu``, cta, sys):
+a release fence before the op's atomics (release, acq_rel), an acquire fence after
+them (acquire, acq_rel) -- the PTX memory model's release and acquire patterns.
+The order among one op's own elements is unspecified, as in Triton."""
 from __future__ import annotations
 
 from llvmlite import ir
@@ -45,6 +53,14 @@ def _share(lw, lay, conds, olds, el):
     return [lw.b.load(lw.smem_addr(base, lw.b.mul(i, lw.i32(size))), typ=mty) for i in idx]
 
 
+_SYNCSCOPE = {"gpu": "device", "cta": "block", "sys": None}
+_RELEASES, _ACQUIRES = ("release", "acq_rel"), ("acquire", "acq_rel")
+
+
+def _fence(lw, op, ordering):
+    lw.b.fence(ordering, _SYNCSCOPE[op.scope])
+
+
 def _lower(lw, op, per_slot, masks):
     ptile = lw.get(op.ptr)
     el = op.result.type.element
@@ -56,7 +72,11 @@ def _lower(lw, op, per_slot, masks):
     conds = _conds(lw, lay, masks)
     conds = check_slots(lw, op, ptile.regs, conds, T.mem_size(el), lay)    # sanitize mode only
     zero = T.const(el, 0)
+    if op.sem in _RELEASES:
+        _fence(lw, op, "release")
     olds = [_masked_value(lw, c, lambda s=s: per_slot(s), zero) for s, c in enumerate(conds)]
+    if op.sem in _ACQUIRES:
+        _fence(lw, op, "acquire")
     out = Tile(_share(lw, lay, conds, olds, el), lay)
     finish(lw)
     return [out]
@@ -68,7 +88,7 @@ def _atomic_rmw(lw, op):
     ptrs = lw.get(op.ptr).regs
     vals = lw.get(op.val).regs
     masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
-    return _lower(lw, op, lambda s: emit_rmw(lw.b, op.kind, el, ptrs[s], vals[s], op.sem), masks)
+    return _lower(lw, op, lambda s: emit_rmw(lw.b, op.kind, el, ptrs[s], vals[s], "relaxed"), masks)
 
 
 @RULES.register(ops.AtomicCASOp)
@@ -76,5 +96,5 @@ def _atomic_cas(lw, op):
     el = op.result.type.element
     ptrs = lw.get(op.ptr).regs
     cmps, vals = lw.get(op.cmp).regs, lw.get(op.val).regs
-    return _lower(lw, op, lambda s: emit_cas(lw.b, el, ptrs[s], cmps[s], vals[s], op.sem),
+    return _lower(lw, op, lambda s: emit_cas(lw.b, el, ptrs[s], cmps[s], vals[s], "relaxed"),
                   [None] * len(ptrs))
