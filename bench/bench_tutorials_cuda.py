@@ -258,36 +258,58 @@ def tut_layer_norm_fwd(dev, small):
     return Case(f"fp16 {M}x{N}; BLOCK {BLOCK} w{warps}", run, check, lambda: (y,), 4 * M * N)
 
 
-def tut_layer_norm_bwd(dev, small):
-    import torch
-    K = kernels("layer_norm")
-    M, N, x, w, b, BLOCK, warps = _layer_norm_inputs(dev, small)
-    eps = 1e-5
-    xf = x.float()
-    mean = xf.mean(1)
-    rstd = 1 / (xf.var(1, unbiased=False) + eps).sqrt()
-    dy = 0.1 * torch.randn_like(x)
-    G = 64 if N > 8192 else 96 if N > 4096 else 128 if N > 1024 else 256   # the tutorial's heuristics
-    locks = torch.zeros(2 * G, dtype=torch.int32, device=dev)
-    _dw = torch.zeros((G, N), dtype=x.dtype, device=dev)
-    _db = torch.zeros((G, N), dtype=x.dtype, device=dev)
-    dw, db, dx = torch.empty_like(w), torch.empty_like(b), torch.empty_like(dy)
+def _layer_norm_bwd(part="both"):
+    """Tutorial 05's backward: both kernels, or one of them ("dx": the row kernel with
+    the lock; "dwdb": the column sums, over partial sums made once beforehand)."""
+    def make(dev, small):
+        import torch
+        K = kernels("layer_norm")
+        M, N, x, w, b, BLOCK, warps = _layer_norm_inputs(dev, small)
+        eps = 1e-5
+        xf = x.float()
+        mean = xf.mean(1)
+        rstd = 1 / (xf.var(1, unbiased=False) + eps).sqrt()
+        dy = 0.1 * torch.randn_like(x)
+        G = 64 if N > 8192 else 96 if N > 4096 else 128 if N > 1024 else 256   # the tutorial's heuristics
+        locks = torch.zeros(2 * G, dtype=torch.int32, device=dev)
+        _dw = torch.zeros((G, N), dtype=x.dtype, device=dev)
+        _db = torch.zeros((G, N), dtype=x.dtype, device=dev)
+        dw, db, dx = torch.empty_like(w), torch.empty_like(b), torch.empty_like(dy)
 
-    def run():
-        K._layer_norm_bwd_dx_fused[(M,)](dx, dy, _dw, _db, x, w, mean, rstd, locks, x.stride(0), N,
-                                         BLOCK_SIZE_N=BLOCK, GROUP_SIZE_M=G, num_warps=warps)
-        K._layer_norm_bwd_dwdb[(cdiv(N, 128),)](_dw, _db, dw, db, min(G, M), N,
-                                                BLOCK_SIZE_M=32, BLOCK_SIZE_N=128, num_ctas=1)
+        def run_dx():
+            K._layer_norm_bwd_dx_fused[(M,)](dx, dy, _dw, _db, x, w, mean, rstd, locks, x.stride(0), N,
+                                             BLOCK_SIZE_N=BLOCK, GROUP_SIZE_M=G, num_warps=warps)
 
-    def check():
-        xr, wr, br = (t.float().requires_grad_(True) for t in (x, w, b))
-        torch.nn.functional.layer_norm(xr, (N,), wr, br, eps).backward(dy.float())
-        (e_dx, ok_dx), (e_dw, ok_dw), (e_db, ok_db) = (
-            close(dx, xr.grad, 1e-2), close(dw, wr.grad, 0.0, 2e-2), close(db, br.grad, 0.0, 2e-2))
-        return max(e_dx, e_dw, e_db), ok_dx and ok_dw and ok_db, {"dx_err": e_dx, "dw_err": e_dw,
-                                                                   "db_err": e_db}
-    return Case(f"fp16 {M}x{N}; dx BLOCK {BLOCK} w{warps} GROUP {G}, dw/db 32x128", run, check, lambda: (dx, dw, db), 6 * M * N,
-                prepare=locks.zero_)
+        def run_dwdb():
+            K._layer_norm_bwd_dwdb[(cdiv(N, 128),)](_dw, _db, dw, db, min(G, M), N,
+                                                    BLOCK_SIZE_M=32, BLOCK_SIZE_N=128, num_ctas=1)
+        steps = {"both": (run_dx, run_dwdb), "dx": (run_dx,), "dwdb": (run_dwdb,)}[part]
+
+        def run():
+            for step in steps:
+                step()
+        if part == "dwdb":
+            run_dx()                         # the partial sums the column sums read
+
+        def check():
+            xr, wr, br = (t.float().requires_grad_(True) for t in (x, w, b))
+            torch.nn.functional.layer_norm(xr, (N,), wr, br, eps).backward(dy.float())
+            errs = {"dx_err": close(dx, xr.grad, 1e-2), "dw_err": close(dw, wr.grad, 0.0, 2e-2),
+                    "db_err": close(db, br.grad, 0.0, 2e-2)}
+            if part == "dx":
+                errs = {"dx_err": errs["dx_err"]}
+            elif part == "dwdb":
+                del errs["dx_err"]
+            return (max(e for e, _ in errs.values()), all(ok for _, ok in errs.values()),
+                    {k: e for k, (e, _) in errs.items()})
+        outputs = {"both": (dx, dw, db), "dx": (dx,), "dwdb": (dw, db)}[part]
+        work = {"both": 6 * M * N, "dx": 6 * M * N, "dwdb": 2 * 2 * G * N}[part]
+        return Case(f"fp16 {M}x{N}; dx BLOCK {BLOCK} w{warps} GROUP {G}, dw/db 32x128", run, check,
+                    lambda: outputs, work, prepare=locks.zero_ if part != "dwdb" else None)
+    return make
+
+
+tut_layer_norm_bwd = _layer_norm_bwd()
 
 
 def _attention(causal):
@@ -366,6 +388,10 @@ ROWS = [
     Row("layer_norm_fwd", "05 layer norm fwd", "layer_norm", "_layer_norm_fwd_fused", tut_layer_norm_fwd),
     Row("layer_norm_bwd", "05 layer norm bwd", "layer_norm", "_layer_norm_bwd_dx_fused + _layer_norm_bwd_dwdb",
         tut_layer_norm_bwd),
+    Row("layer_norm_bwd_dx", "05 layer norm bwd, dx kernel alone", "layer_norm", "_layer_norm_bwd_dx_fused",
+        _layer_norm_bwd("dx")),
+    Row("layer_norm_bwd_dwdb", "05 layer norm bwd, dw/db kernel alone", "layer_norm", "_layer_norm_bwd_dwdb",
+        _layer_norm_bwd("dwdb")),
     Row("attention", "06 fused attention fwd", "fused_attention", "_attn_fwd", _attention(False)),
     Row("attention_causal", "06 fused attention fwd causal", "fused_attention", "_attn_fwd", _attention(True)),
     Row("grouped_gemm", "08 grouped GEMM", "grouped_gemm", "grouped_matmul_kernel", tut_grouped_gemm),
