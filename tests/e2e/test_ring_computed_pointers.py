@@ -4,7 +4,9 @@ CUDA cp.async ring evaluates the pointer slice (and the K mask) for iteration
 ``k + D``.  One tile per program and a persistent outer ``tl.range`` loop over tiles
 (the ring and the accumulator start again for each tile), K tails zero-filled
 (K a multiple of 16 but not of BK: the ring's masked copies; K odd: the register path),
-against a float64 numpy reference on every backend."""
+and block pointers (``tl.make_block_ptr`` / ``tl.advance``: the pointer tile is computed
+from carried scalar offsets, which the ring steps ``D`` iterations ahead), against a
+float64 numpy reference on every backend."""
 from __future__ import annotations
 
 import numpy as np
@@ -90,6 +92,32 @@ def matmul_kernel_persistent(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak,
         tl.store(c_ptrs, accumulator.to(tl.float16), mask=c_mask)
 
 
+@tilejit.jit
+def mm_block_ptr(a_ptr, b_ptr, c_ptr, M, N, K, sam, sbk, scm,
+                 BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, CHECK: tl.constexpr):
+    """c = a @ b through block pointers advanced along K; CHECK: boundary_check on
+    both dims (zero padding: K tails, M/N edges)."""
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    a_bp = tl.make_block_ptr(base=a_ptr, shape=(M, K), strides=(sam, 1), offsets=(pm * BM, 0),
+                             block_shape=(BM, BK), order=(1, 0))
+    b_bp = tl.make_block_ptr(base=b_ptr, shape=(K, N), strides=(sbk, 1), offsets=(0, pn * BN),
+                             block_shape=(BK, BN), order=(1, 0))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        if CHECK:
+            a = tl.load(a_bp, boundary_check=(0, 1), padding_option="zero")
+            b = tl.load(b_bp, boundary_check=(0, 1), padding_option="zero")
+        else:
+            a = tl.load(a_bp)
+            b = tl.load(b_bp)
+        acc = tl.dot(a, b, acc)
+        a_bp = tl.advance(a_bp, (0, BK))
+        b_bp = tl.advance(b_bp, (BK, 0))
+    c_bp = tl.make_block_ptr(base=c_ptr, shape=(M, N), strides=(scm, 1), offsets=(pm * BM, pn * BN),
+                             block_shape=(BM, BN), order=(1, 0))
+    tl.store(c_bp, acc, boundary_check=(0, 1))
+
+
 def _operands(rng, M, N, K):
     """Small integers: every product and sum is exact in fp32 (and fp16 up to 2048)."""
     a = rng.integers(-3, 4, (M, K)).astype(np.float16)
@@ -118,3 +146,12 @@ def test_persistent_matmul_outer_loop(backend, rng, M, N, K, sms):
                                                  BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8,
                                                  NUM_SMS=sms, num_warps=8, num_stages=3)
     np.testing.assert_array_equal(c, ref.astype(np.float16))
+
+
+@pytest.mark.parametrize("check,M,N,K", [(False, 128, 256, 192), (True, 128, 256, 208), (True, 200, 136, 80)])
+def test_block_pointer_matmul(backend, rng, check, M, N, K):
+    a, b, ref = _operands(rng, M, N, K)
+    c = np.full((M, N), np.nan, np.float32)
+    mm_block_ptr[(-(-M // 128), -(-N // 128))](a, b, c, M, N, K, K, N, N, BM=128, BN=128, BK=64, CHECK=check,
+                                               num_warps=8, num_stages=3)
+    np.testing.assert_array_equal(c, ref)

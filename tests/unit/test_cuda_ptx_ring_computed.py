@@ -1,6 +1,6 @@
 """CPU tier of the cp.async ring for dot loops whose operand pointers the body computes
 from the induction variable (tutorial 09's persistent matmul and a one-tile kernel,
-kernels in tests/e2e/test_ring_computed_pointers.py): cuda:90 takes cp.async + wgmma,
+and a block-pointer matmul; kernels in tests/e2e/test_ring_computed_pointers.py): cuda:90 takes cp.async + wgmma,
 cuda:80 cp.async + ldmatrix + mma.sync; the pointer slice and the K mask are evaluated
 for iteration k + D in registers (the broadcasts sunk below the elementwise ops: no
 shared-memory exchange left in the loop), the persistent kernel's outer loop restarts
@@ -47,6 +47,16 @@ def _one_tile(arch, mask, k_div16=True):
     func, _ = build(K.mm_computed, MSIG, dict(BM=128, BN=128, BK=64, MASK=mask), div, ("sak", "sbn"), None)
     func.attrs["align_version"] = False          # one version of the loop: the one the facts allow
     return tilejit.compile(func, target=f"cuda:{arch}", num_warps=8, num_stages=3).asm["ptx"]
+
+
+BSIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+        "sam": "i32", "sbk": "i32", "scm": "i32"}
+
+
+def _block_ptr(arch, check):
+    return tilejit.compile(K.mm_block_ptr, signature=BSIG, constexprs=dict(BM=128, BN=128, BK=64, CHECK=check),
+                           divisible_by_16=tuple(BSIG), target=f"cuda:{arch}", num_warps=8,
+                           num_stages=3).asm["ptx"]
 
 
 def _loops(ptx):
@@ -98,6 +108,14 @@ def test_one_tile_body_computed_pointers_take_the_ring(arch, mask):
     _check_ring(_one_tile(arch, mask), arch, masked=mask != 0)
 
 
+@pytest.mark.parametrize("arch", [90, 80])
+@pytest.mark.parametrize("check", [False, True])
+def test_block_pointer_matmul_takes_the_ring(arch, check):
+    """The pointer tile comes from carried scalar offsets (tl.advance): stepped D
+    iterations ahead by the offsets' own update (boundary checks: masked copies)."""
+    _check_ring(_block_ptr(arch, check), arch, masked=check)
+
+
 def test_k_mask_without_8_element_constancy_keeps_the_register_path():
     """K not known to be a multiple of 16: the mask may change inside a 16-byte chunk."""
     ptx = _one_tile(90, 2, k_div16=False)
@@ -106,9 +124,10 @@ def test_k_mask_without_8_element_constancy_keeps_the_register_path():
 
 @needs_ptxas
 @pytest.mark.parametrize("arch", [90, 80])
-@pytest.mark.parametrize("which", ["persistent", "masked"])
+@pytest.mark.parametrize("which", ["persistent", "masked", "block_ptr"])
 def test_assembles_without_spills(arch, which):
-    ptx = _persistent(arch) if which == "persistent" else _one_tile(arch, 1)
+    ptx = {"persistent": _persistent, "masked": lambda a: _one_tile(a, 1),
+           "block_ptr": lambda a: _block_ptr(a, True)}[which](arch)
     msg = tgt.ptxas(ptx, arch, verbose=True)
     assert ("sm_90a" in msg) == (arch == 90)
     assert "serializ" not in msg.lower(), msg

@@ -61,6 +61,7 @@ class AsyncPlan:
     inflight: int       # wgmma groups left in flight per iteration
     fold_add: object = None   # ``acc + dot(a, b, 0)``: this add is the dot into acc
     late_issue: bool = True   # with a wgmma group in flight: copy after the dot + a 2nd barrier
+    recur: dict = None        # pipeline.recurrences: scalar iter args the slices may read
 
     @property
     def distance(self) -> int:
@@ -105,18 +106,20 @@ def _own_slice(body, j, term):
     return _slice_using(body, term.values[j], {body.args[j + 1]})
 
 
-def _mask_slice(body, ld):
-    """Ops computing ``ld``'s mask from the induction variable (None: unmasked; False:
-    a mask the ring cannot re-evaluate for a later iteration)."""
+def _mask_slice(body, ld, allowed):
+    """Ops computing ``ld``'s mask from the block args ``allowed`` (the induction variable
+    and scalar recurrences) and invariants (None: unmasked; False: a mask the ring cannot
+    re-evaluate for a later iteration)."""
     if ld.mask is None:
         return None
-    sl = _slice_using(body, ld.mask, {body.args[0]})
+    sl = _slice_using(body, ld.mask, allowed)
     return False if sl is None else sl
 
 
-def _load_of(body, value, term):
+def _load_of(body, value, term, allowed):
     """(LoadOp, iter position) when ``value`` is a plain load of a carried pointer;
-    (LoadOp, None) when the body computes its pointer from the induction variable and
+    (LoadOp, None) when the body computes its pointer from the block args ``allowed``
+    (the induction variable, scalar recurrences such as block pointers' offsets) and
     loop-invariant values alone (a cheap pure slice, evaluated for any iteration)."""
     ld = value.op
     if not isinstance(ld, ops.LoadOp) or ld not in body.ops:
@@ -128,7 +131,7 @@ def _load_of(body, value, term):
     pos = {a: i - 1 for i, a in enumerate(body.args) if i > 0}
     j = pos.get(ld.ptr)
     if j is None:
-        if ld.ptr.op not in body.ops or _slice_using(body, ld.ptr, {body.args[0]}) is None:
+        if ld.ptr.op not in body.ops or _slice_using(body, ld.ptr, allowed) is None:
             return None
     return ld, j
 
@@ -182,14 +185,17 @@ def _plan_dot(lw, for_op, d, acc_pos):
     at, bt, ct = d.a.type, d.b.type, d.acc.type
     if at.element != bt.element or at.element.name not in ("fp16", "bf16") or ct.element.name != "fp32":
         return None
-    la, lb = _load_of(body, d.a, term), _load_of(body, d.b, term)
+    from .pipeline import recurrences
+    rec = recurrences(body)
+    allowed = {body.args[0]} | set(rec)
+    la, lb = _load_of(body, d.a, term, allowed), _load_of(body, d.b, term, allowed)
     if la is None or lb is None or (la[1] is not None and la[1] == lb[1]):
         return None
-    slices = [_own_slice(body, j, term) if j is not None else _slice_using(body, ld.ptr, {body.args[0]})
+    slices = [_own_slice(body, j, term) if j is not None else _slice_using(body, ld.ptr, allowed)
               for ld, j in (la, lb)]
     if any(s is None for s in slices):
         return None
-    msl = [_mask_slice(body, ld) for ld, _ in (la, lb)]
+    msl = [_mask_slice(body, ld, allowed) for ld, _ in (la, lb)]
     if any(m is False for m in msl):
         return None
     (M, K), (_, N) = at.shape, bt.shape
@@ -212,6 +218,7 @@ def _plan_dot(lw, for_op, d, acc_pos):
     stages = 3 if stages is None else int(stages)
     inflight = int(lw.func.attrs.get("wgmma_inflight", 1)) if consumer == "wgmma" else 0
     plan = AsyncPlan(d, acc_pos, [la, lb], slices, msl, at.shape, bt.shape, kind, consumer, ml, stages, inflight)
+    plan.recur = rec
     plan.late_issue = bool(inflight) and bool(lw.func.attrs.get("ring_late_issue", True))
     while plan.stages * plan.stage_bytes > SMEM_LIMIT and plan.stages > 2:
         plan.stages -= 1
@@ -280,8 +287,12 @@ class Ring:
         self.saved_window = lw.smem_window
         lw.smem_window = 0
         from .pipeline import IterSlice
-        self.evals = [IterSlice(lw, body, (sl if j is None else set()) | (msl or set()))
+        rec = plan.recur or {}
+        self.args = [body.args[0]] + list(rec)
+        self.evals = [IterSlice(lw, body, (sl if j is None else set()) | (msl or set()), self.args)
                       for (_, j), sl, msl in zip(plan.loads, plan.slices, plan.mask_slices)]
+        self.rec = [(a, j, body.terminator.values[j]) for a, (j, _) in rec.items()]
+        self.rec_eval = IterSlice(lw, body, set().union(*[sl for _, sl in rec.values()]), self.args)
         self.offsets = []          # per load: this thread's chunk offsets in a stage
         extra = 0
         for shape in (plan.a_shape, plan.b_shape):
@@ -309,17 +320,31 @@ class Ring:
     def stage_addr(self, stage):
         return self.lw.b.add(self.base, self.lw.b.mul(stage, self.lw.i32(self.plan.stage_bytes)))
 
-    def issue(self, body, tiles, stage, pred, iv):
-        """Copy the tiles of iteration ``iv`` (an i32/i64 scalar) into ``stage``: through
-        the carried pointer tile of each load in ``tiles``, or (None) the load's pointer
-        slice evaluated for ``iv``."""
+    def env(self, iv, tiles):
+        """The slices' inputs at an iteration: the induction variable ``iv`` (LLVM scalar)
+        and the recurrences' tiles ``tiles`` (iter position -> tile)."""
+        out = {self.args[0]: Tile([iv], None)}
+        out.update({a: tiles[j] for a, j, _ in self.rec})
+        return out
+
+    def step(self, env, step):
+        """``env`` one iteration later (the recurrences' update slices under ``env``)."""
+        iv = env[self.args[0]].scalar
+        out = {self.args[0]: Tile([self.lw.b.add(iv, step)], None)}
+        out.update({a: self.rec_eval.at(v, env) for a, _, v in self.rec})
+        return out
+
+    def issue(self, body, tiles, stage, pred, env):
+        """Copy the tiles of the iteration ``env`` (see :meth:`env`) into ``stage``:
+        through the carried pointer tile of each load in ``tiles``, or (None) the load's
+        pointer slice evaluated there."""
         lw = self.lw
         addr = self.stage_addr(stage)
         sixteen, zero = lw.i32(16), lw.i32(0)
         for (ld, _), ev, tile, offs in zip(self.plan.loads, self.evals, tiles, self.offsets):
             if tile is None:
-                tile = ev.at(ld.ptr, iv)
-            masks = None if ld.mask is None else ev.at(ld.mask, iv).regs
+                tile = ev.at(ld.ptr, env)
+            masks = None if ld.mask is None else ev.at(ld.mask, env).regs
             for k, off in enumerate(offs):
                 nbytes = None if masks is None else lw.b.select(masks[k * 8], sixteen, zero)
                 W.cp_async16(lw, lw.b.add(addr, off), tile.regs[k * 8], pred, nbytes)
@@ -372,13 +397,12 @@ def lower_for(lw, op, plan):
     D, S = plan.distance, plan.stages
     ahead = [None if j is None else inits[j] for _, j in plan.loads]
 
-    def iv_plus(iv, k):
-        return b.add(iv, b.mul(step, ir.Constant(step.type, k))) if k else iv
-
+    env = ring.env(lb, inits)
     for s in range(D):
-        ivs = iv_plus(lb, s)
-        ring.issue(body, ahead, lw.i32(s), _loop_cond(lw, ivs, ub, step, el), ivs)
+        ivs = env[body.args[0]].scalar
+        ring.issue(body, ahead, lw.i32(s), _loop_cond(lw, ivs, ub, step, el), env)
         ahead = ring.advance(body, term, ahead)
+        env = ring.step(env, step) if s + 1 < D else None
     pre, head, bb, exit_, iv = open_loop(lw, "afor", lb)
     state = inits + [t for t in ahead if t is not None]
     phis = _phis(lw, _flat(state) + [lw.i32(0), lw.i32(D % S)], pre)
@@ -394,8 +418,11 @@ def lower_for(lw, op, plan):
     lw.barrier()
 
     def issue_next():
-        ivd = iv_plus(iv, D)
-        ring.issue(body, ahead_now, ws, _loop_cond(lw, ivd, ub, step, el), ivd)
+        env = ring.env(iv, carried[:n])
+        for _ in range(D):
+            env = ring.step(env, step)
+        ivd = env[body.args[0]].scalar
+        ring.issue(body, ahead_now, ws, _loop_cond(lw, ivd, ub, step, el), env)
 
     if not plan.late_issue:
         issue_next()

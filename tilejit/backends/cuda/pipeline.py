@@ -99,10 +99,43 @@ _SHAPE_OPS = (ops.ExpandDimsOp, ops.BroadcastOp, ops.ReshapeOp, ops.SplatOp)
 _HINTS = (ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp)
 
 
+def recurrences(body):
+    """{block arg: (iter position, update slice)} of the scalar iter args whose next value
+    the body computes by a cheap pure slice from the induction variable and such args
+    alone: block pointers' offsets (``off + BLOCK``), and the bases and strides they
+    carry unchanged.  Their values ``D`` iterations ahead are the slices applied ``D``
+    times (exact: the very ops the loop runs)."""
+    term = body.terminator
+    if term is None:
+        return {}
+    body_ops, args = set(body.ops), list(body.args)
+    cand = {}
+    for j, a in enumerate(args[1:]):
+        v = term.values[j]
+        if a.type.shape:
+            continue
+        sl = _slice(v, body_ops, _PTR_OK)
+        if sl is None:
+            continue
+        uses = {x for o in sl for x in o.operands if any(x is y for y in args)}
+        if any(v is y for y in args):
+            uses.add(v)
+        cand[a] = (j, sl, uses)
+    changed = True
+    while changed:
+        changed = False
+        for a in list(cand):
+            if any(u is not args[0] and u not in cand for u in cand[a][2]):
+                del cand[a]
+                changed = True
+    return {a: (j, sl) for a, (j, sl, _) in cand.items()}
+
+
 class IterSlice:
     """Body values computed by the slice ``sl`` (ops of :func:`_slice` with ``_PTR_OK``)
-    from the induction variable and loop-invariant values, evaluated for any iteration
-    ``iv`` (an LLVM scalar): ``at(value, iv)``.
+    from the block args ``args`` (default: the induction variable; also scalar
+    :func:`recurrences`) and loop-invariant values, evaluated for any iteration:
+    ``at(value, env)``, ``env`` mapping each of ``args`` to its tile there.
 
     Shape ops are sunk below the elementwise ops (they commute): a value that depends
     on ``iv`` is computed directly in the layout of the shape it is finally used at,
@@ -111,14 +144,14 @@ class IterSlice:
     the first time they are needed and reused (call ``at`` before the loop first:
     they must dominate the loop)."""
 
-    def __init__(self, lw, body, sl):
+    def __init__(self, lw, body, sl, args=None):
         self.lw, self.body, self.sl = lw, body, frozenset(sl)
-        self.iv = body.args[0]
+        self.args = set(args) if args else {body.args[0]}
         self._leaves, self._variant = {}, {}
 
     def variant(self, v) -> bool:
-        """``v`` depends on the induction variable (through ops of the slice)."""
-        if v is self.iv:
+        """``v`` depends on one of ``args`` (through ops of the slice)."""
+        if v in self.args:
             return True
         o = v.op
         if o is None or o not in self.sl:
@@ -127,9 +160,9 @@ class IterSlice:
             self._variant[v] = any(self.variant(x) for x in o.operands)
         return self._variant[v]
 
-    def at(self, value, iv):
-        from .lowering import Tile
-        return self._ev(value, (), Tile([iv], None), {})
+    def at(self, value, env):
+        """``value``'s tile with ``args`` bound to ``env`` (block arg -> scalar tile)."""
+        return self._ev(value, (), env, {})
 
     def _shape(self, v, chain):
         return tuple(chain[-1].result.type.shape) if chain else tuple(v.type.shape)
@@ -139,7 +172,7 @@ class IterSlice:
         lay = self.lw.layout(shape)
         return Tile([scalar] * (1 if lay is None else lay.nslots), lay)
 
-    def _ev(self, v, chain, ivt, memo):
+    def _ev(self, v, chain, env, memo):
         key = (v, chain)
         if key in memo:
             return memo[key]
@@ -147,14 +180,14 @@ class IterSlice:
         if not self.variant(v):
             t = self._leaf(v, chain)
         elif not v.type.shape:                       # an iteration-dependent scalar
-            s = ivt if v is self.iv else self._lower(o, [self._ev(x, (), ivt, memo) for x in o.operands])
+            s = env[v] if v in self.args else self._lower(o, [self._ev(x, (), env, memo) for x in o.operands])
             t = self._splat(s.scalar, self._shape(v, chain)) if chain else s
         elif isinstance(o, _SHAPE_OPS):
-            t = self._ev(o.src, (o,) + chain, ivt, memo)
+            t = self._ev(o.src, (o,) + chain, env, memo)
         elif isinstance(o, _HINTS):
-            t = self._ev(o.src, chain, ivt, memo)
+            t = self._ev(o.src, chain, env, memo)
         else:                                         # elementwise: operands in the final layout
-            t = self._lower(o, [self._ev(x, chain, ivt, memo) for x in o.operands])
+            t = self._lower(o, [self._ev(x, chain, env, memo) for x in o.operands])
         memo[key] = t
         return t
 
