@@ -143,6 +143,21 @@ def test_spin_lock(backend, rng):
     assert lock[0] == 0 and count[0] == 1
 
 
+def test_spin_lock_under_contention(backend, rng):
+    """Thousands of programs through one lock: a release that does not order the
+    critical section's stores before the unlock (or an acquire that lets the next
+    holder read stale data) loses updates here."""
+    if backend == "interpreter":
+        pytest.skip("programs run one after another on the interpreter (see test_spin_lock)")
+    rows, block = 4096, 256
+    x = rng.integers(-100, 100, (rows, block)).astype(np.int32)
+    lock, count = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    acc = np.zeros(block, np.int32)
+    locked_accumulate[(rows,)](lock, count, acc, x, BLOCK=block, num_warps=4)
+    np.testing.assert_array_equal(acc, x.sum(0))
+    assert lock[0] == 0 and count[0] == 1
+
+
 @tilejit.jit
 def add_fp32_kernel(out_ptr, x_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
