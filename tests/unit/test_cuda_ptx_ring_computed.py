@@ -132,3 +132,15 @@ def test_assembles_without_spills(arch, which):
     assert ("sm_90a" in msg) == (arch == 90)
     assert "serializ" not in msg.lower(), msg
     assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", msg), msg
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_attention_block_pointer_arithmetic_has_no_shared_memory_broadcasts(arch):
+    """Tutorial 06's loop (register path): K's and V's block-pointer tiles are computed
+    through IterSlices (broadcasts sunk, invariant leaves before the loop), so the loop's
+    barriers are the softmax's and the dots' alone: 22 -> 14 bar.sync per iteration."""
+    import test_cuda_ptx_attention as A
+    body = A._loop(A._ptx(arch))
+    assert body.count("bar.sync") <= 14
+    assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
+    assert len(re.findall(r"\tld\.global\.b16", body)) == 16 and len(re.findall(r"ld\.global", body)) == 20

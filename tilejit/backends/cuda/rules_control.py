@@ -132,6 +132,14 @@ def _for(lw, op):
     inits = [to_mma(lw, lw.raw(v), carry[i]) if i in carry else lw.get(v) for i, v in enumerate(op.inits)]
     loads, early = plan_prefetch(op) if carry and getattr(lw, "pipeline", True) else ([], set())
     loads = [(ld, j) for ld, j in loads if isinstance(j, int) or _wide(lw, ld)]
+    direct = _direct_loads(lw, op, {ld for ld, _ in loads}) if carry and getattr(lw, "pipeline", True) else {}
+    if direct:                        # the invariant leaves, once, before the loop
+        first = {a: t for a, t in zip(op.body.args, [Tile([lb], None)] + inits)}
+        for ld, sl in direct.items():
+            ev = _iter_slice(lw, op, ld, sl)
+            for v in (ld.ptr, ld.mask):
+                if v is not None and v.op in sl:
+                    ev.at(v, {a: first[a] for a in ev.args})
     if loads:
         first = {a: t for a, t in zip(op.body.args, [Tile([lb], None)] + inits)}
         inits = inits + _prefetch(lw, loads, [(op.inits[j], inits[j]) if isinstance(j, int)
@@ -143,7 +151,7 @@ def _for(lw, op):
     b.position_at_end(body)
     carried = _unflat(phis, inits)
     n = len(op.inits)
-    nxt = _lower_body(lw, op, iv, step, ub, el, carried[:n], loads, early, carried[n:])
+    nxt = _lower_body(lw, op, iv, step, ub, el, carried[:n], loads, early, carried[n:], direct)
     nxt = [to_mma(lw, t, carry[i]) if i in carry and i < n else _flat_tiles(lw, [t])[0]
            for i, t in enumerate(nxt)]
     latch = b.block
@@ -165,7 +173,12 @@ def _wide(lw, ld):
 
 def _computed_ptr(lw, op, ld, sl, env):
     """(pointer value, tile) of a rotated load whose pointer the body computes by the
-    slice ``sl``: the slice is lowered with the body's args bound to ``env``."""
+    slice ``sl``, with the body's args bound to ``env``: evaluated by an
+    :class:`~.pipeline.IterSlice` (broadcasts sunk, invariant leaves lowered at the
+    first call, which is before the loop)."""
+    ev = _iter_slice(lw, op, ld, sl)
+    if ev is not None and all(env.get(a) is not None for a in ev.args):
+        return ld.ptr, ev.at(ld.ptr, {a: env[a] for a in ev.args})
     body = op.body
     keep = list(body.args) + [r for o in sl for r in o.results]
     saved = {v: lw.values.get(v) for v in keep}
@@ -184,6 +197,52 @@ def _computed_ptr(lw, op, ld, sl, env):
     return ld.ptr, ptile
 
 
+def _iter_slice(lw, op, ld, sl):
+    """The (cached) IterSlice of ``ld``'s pointer (and mask) slice ``sl`` when every block
+    arg it reads is a scalar (None otherwise)."""
+    from .pipeline import IterSlice
+    cache = lw.__dict__.setdefault("_iter_slices", {})
+    if ld not in cache:
+        body = op.body
+        args = {x for o in sl for x in o.operands if any(x is a for a in body.args)}
+        ok = all(not a.type.shape for a in args)
+        cache[ld] = IterSlice(lw, body, sl, args or {body.args[0]}) if ok else None
+    return cache[ld]
+
+
+def _direct_loads(lw, op, rotated):
+    """{load: slice} for the body's other loads whose pointer (and mask) the body computes
+    by cheap pure slices of scalar block args and invariants: lowered through an
+    IterSlice (no shared-memory broadcast in the loop); the slices' invariant leaves
+    are lowered here, before the loop."""
+    from .pipeline import _PTR_OK, _slice
+    body = op.body
+    body_ops = set(body.ops)
+    out = {}
+    for o in body.ops:
+        if not isinstance(o, ops.LoadOp) or o in rotated or o.ptr.op not in body_ops:
+            continue
+        sl = _slice(o.ptr, body_ops, _PTR_OK)
+        msl = set() if o.mask is None else _slice(o.mask, body_ops, _PTR_OK)
+        if not sl or msl is None:
+            continue
+        ev = _iter_slice(lw, op, o, sl | msl)
+        if ev is not None:
+            out[o] = sl | msl
+    return out
+
+
+def _lower_direct_load(lw, op, ld, sl):
+    """Lower ``ld`` with its pointer and mask evaluated by its IterSlice for the current
+    iteration (the block args' tiles bound in ``lw.values``)."""
+    ev = _iter_slice(lw, op, ld, sl)
+    env = {a: lw.values[a] for a in ev.args}
+    lw.values[ld.ptr] = ev.at(ld.ptr, env)
+    if ld.mask is not None and ld.mask.op in sl:
+        lw.values[ld.mask] = ev.at(ld.mask, env)
+    lw.lower_op(ld)
+
+
 def _private(body, ld, sl):
     """The ops of ``sl`` whose results only ``sl`` and ``ld`` read (skipped in the body)."""
     res = {r: o for o in sl for r in o.results}
@@ -199,10 +258,12 @@ def _private(body, ld, sl):
     return out
 
 
-def _lower_body(lw, op, iv, step, ub, el, carried, loads, early, prefetched):
+def _lower_body(lw, op, iv, step, ub, el, carried, loads, early, prefetched, direct=None):
     """Lower the loop body; with rotated loads, their values come from the previous
-    iteration and the next tiles are requested before the rest of the body."""
-    if not loads:
+    iteration and the next tiles are requested before the rest of the body; ``direct``
+    loads ({load: slice}) take their pointers from their IterSlice."""
+    direct = direct or {}
+    if not loads and not direct:
         return _run_region(lw, op.body, [Tile([iv], None)] + carried)
     body = op.body
     lw._yielded = None
@@ -213,21 +274,27 @@ def _lower_body(lw, op, iv, step, ub, el, carried, loads, early, prefetched):
     for o in body.ops:
         if o in early:
             lw.lower_op(o)
-    term = body.terminator
-    nxt_iv = lw.b.add(iv, step)
-    more = _loop_cond(lw, nxt_iv, ub, step, el)
-    nxt = {a: (Tile([nxt_iv], None) if i == 0 else None) for i, a in enumerate(body.args)}
-    for i, a in enumerate(body.args[1:]):
-        if term.values[i] in lw.values:         # computed early (or carried unchanged)
-            nxt[a] = lw.raw(term.values[i])
-    nxt_loads = _prefetch(lw, loads, [(term.values[j], lw.get(term.values[j])) if isinstance(j, int)
-                                      else _computed_ptr(lw, op, ld, j, nxt) for ld, j in loads], more)
+    nxt_loads = []
+    if loads:
+        term = body.terminator
+        nxt_iv = lw.b.add(iv, step)
+        more = _loop_cond(lw, nxt_iv, ub, step, el)
+        nxt = {a: (Tile([nxt_iv], None) if i == 0 else None) for i, a in enumerate(body.args)}
+        for i, a in enumerate(body.args[1:]):
+            if term.values[i] in lw.values:         # computed early (or carried unchanged)
+                nxt[a] = lw.raw(term.values[i])
+        nxt_loads = _prefetch(lw, loads, [(term.values[j], lw.get(term.values[j])) if isinstance(j, int)
+                                          else _computed_ptr(lw, op, ld, j, nxt) for ld, j in loads], more)
     skip = early | {ld for ld, _ in loads}
     for ld, j in loads:
         if not isinstance(j, int):
             skip |= _private(body, ld, j)
+    for ld, sl in direct.items():
+        skip |= _private(body, ld, sl)
     for o in body.ops:
-        if o not in skip:
+        if o in direct:
+            _lower_direct_load(lw, op, o, direct[o])
+        elif o not in skip:
             lw.lower_op(o)
     out = lw._yielded
     lw._yielded = None
