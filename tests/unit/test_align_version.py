@@ -270,3 +270,48 @@ def test_normal_matmul_ptx_is_byte_identical_with_the_pass_on_or_off():
         func.attrs.update(num_warps=8, target="cuda:90", num_stages=3, align_version=on)
         out.append(get_backend("cuda").compile(func, None).ptx)
     assert out[0] == out[1] and "wgmma" in out[0]
+
+
+# ---------------------------------------------------------------- a masked loop: K decides
+def _masked_mm():
+    import test_cuda_ptx_pipeline as P
+    spec = ("a_ptr", "b_ptr", "c_ptr", "sam", "sbk", "scm")          # K not specialised
+    func, _ = build(P.jit_mm, P.SIG, dict(BM=32, BN=32, BK=32, MASKED=True, FOLD=False), divisible_by_16=spec)
+    return func
+
+
+def test_masked_loop_is_versioned_on_k_alone():
+    """``ok < K - k*BK`` is constant over 8-lane groups only when K % 8 == 0."""
+    func = _masked_mm()
+    vs = AV.version_loops(func)
+    assert [[(r.name_hint, h.attrs["values"]) for r, h in v.hints] for v in vs] == [[("K", (8,))]]
+
+
+@pytest.mark.parametrize("K,fast", [(72, True), (70, False), (40, True)])
+def test_masked_loop_results_and_claims(K, fast):
+    from irkit import launch
+    func = _masked_mm()
+    (v,) = AV.version_loops(func)
+    rng = np.random.default_rng(K)
+    sam = -(-K // 16) * 16                                      # specialised: a multiple of 16
+    a_full = _aligned(64 * sam, np.float16)[1].reshape(64, sam)   # views of 64-byte aligned memory
+    a_full[:, :K] = rng.integers(-3, 4, (64, K))
+    a = a_full[:, :K]
+    b = _aligned(K * 64, np.float16)[1].reshape(K, 64)
+    b[...] = rng.integers(-3, 4, (K, 64))
+    c, c2 = (_aligned(64 * 64, np.float32)[1].reshape(64, 64) for _ in range(2))
+    grid = (2, 2, 1)
+    checker = make_observer(func, grid)
+    ran, track = _tracker(v)
+
+    def observe(op, pid, results):
+        checker(op, pid, results)
+        track(op, pid, results)
+    launch(func, grid, a_full, b, c, K, sam, 64, 64, observer=observe)
+    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64))
+    assert ran == ({"fast"} if fast else {"slow"})
+    kcpu = tilejit.compile(func, target="cpu")
+    bufs = [Buffer(n, x.ctypes.data, x.nbytes, x.itemsize) for n, x in zip("abc", (a_full, b, c2))]
+    kcpu.launch(grid, LaunchArgs([a_full.ctypes.data, b.ctypes.data, c2.ctypes.data, K, sam, 64, 64],
+                                 bufs, [a_full, b, c2]))
+    np.testing.assert_array_equal(c2, c)
