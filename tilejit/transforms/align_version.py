@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from ..ir import ops
 from ..ir.core import Block, Function, Op, Region, Value
-from ..ir.types import PointerType, TileType, int1, int64
+from ..ir.types import PointerType, int64
 
 SWITCH = "align_version"
 DONE = "align_versioned"
