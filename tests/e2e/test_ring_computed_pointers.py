@@ -155,3 +155,57 @@ def test_block_pointer_matmul(backend, rng, check, M, N, K):
     mm_block_ptr[(-(-M // 128), -(-N // 128))](a, b, c, M, N, K, K, N, N, BM=128, BN=128, BK=64, CHECK=check,
                                                num_warps=8, num_stages=3)
     np.testing.assert_array_equal(c, ref)
+
+
+@tilejit.jit
+def attn_fwd(Q, K, V, sm_scale, Out, stride_qm, stride_kn, stride_vk, stride_om, N_CTX,
+             HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Tutorial 06's forward loop (non-causal): block pointers, a transposed K block
+    (order (0, 1)), online softmax, two dots per iteration."""
+    start_m = tl.program_id(0)
+    base = tl.program_id(1).to(tl.int64) * N_CTX * HEAD_DIM
+    q_bp = tl.make_block_ptr(base=Q + base, shape=(N_CTX, HEAD_DIM), strides=(stride_qm, 1),
+                             offsets=(start_m * BLOCK_M, 0), block_shape=(BLOCK_M, HEAD_DIM), order=(1, 0))
+    k_bp = tl.make_block_ptr(base=K + base, shape=(HEAD_DIM, N_CTX), strides=(1, stride_kn),
+                             offsets=(0, 0), block_shape=(HEAD_DIM, BLOCK_N), order=(0, 1))
+    v_bp = tl.make_block_ptr(base=V + base, shape=(N_CTX, HEAD_DIM), strides=(stride_vk, 1),
+                             offsets=(0, 0), block_shape=(BLOCK_N, HEAD_DIM), order=(1, 0))
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    q = tl.load(q_bp)
+    for start_n in range(0, N_CTX, BLOCK_N):
+        k = tl.load(k_bp)
+        qk = tl.dot(q, k)
+        m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+        qk = qk * qk_scale - m_ij[:, None]
+        p = tl.math.exp2(qk)
+        l_ij = tl.sum(p, 1)
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + l_ij
+        acc = acc * alpha[:, None]
+        v = tl.load(v_bp)
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_ij
+        v_bp = tl.advance(v_bp, (BLOCK_N, 0))
+        k_bp = tl.advance(k_bp, (0, BLOCK_N))
+    acc = acc / l_i[:, None]
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    tl.store(Out + base + offs_m[:, None] * stride_om + offs_d[None, :], acc.to(tl.float16))
+
+
+def test_attention_block_pointer_loop(backend, rng):
+    """Two heads, N_CTX 256 (4 iterations of 64 keys), against float64 softmax attention
+    (the initial l_i = 1 is the tutorial's: it adds exp2(-inf - m) = 0 after one step)."""
+    H, N, D, BM, BN = 2, 256, 64, 128, 64
+    q, k, v = ((rng.standard_normal((H, N, D)) / 2).astype(np.float16) for _ in range(3))
+    out = np.zeros((H, N, D), np.float16)
+    scale = 0.125
+    attn_fwd[(N // BM, H)](q, k, v, scale, out, D, D, D, D, N, HEAD_DIM=D, BLOCK_M=BM, BLOCK_N=BN,
+                           num_warps=8, num_stages=3)
+    s = np.einsum("hmd,hnd->hmn", q.astype(np.float64), k.astype(np.float64)) * scale
+    p = np.exp(s - s.max(-1, keepdims=True))
+    ref = np.einsum("hmn,hnd->hmd", p / p.sum(-1, keepdims=True), v.astype(np.float64))
+    np.testing.assert_allclose(out.astype(np.float64), ref, atol=2e-2, rtol=2e-2)

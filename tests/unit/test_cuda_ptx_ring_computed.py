@@ -144,3 +144,23 @@ def test_attention_block_pointer_arithmetic_has_no_shared_memory_broadcasts(arch
     assert body.count("bar.sync") <= 14
     assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
     assert len(re.findall(r"\tld\.global\.b16", body)) == 16 and len(re.findall(r"ld\.global", body)) == 20
+
+
+def test_rejections_say_why_a_dot_loop_keeps_the_register_path():
+    from tilejit.backends.cuda.async_pipeline import rejections
+    from tilejit.runtime.compiler import build
+    import test_cuda_ptx_attention as A
+
+    def why(fn, sig, consts, div, eq1=()):
+        func, _ = build(fn, sig, consts, div, eq1, None)
+        func.attrs["num_stages"] = 3
+        return [r for _, r in rejections(func, 90, 8)]
+    pdiv = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm")
+    assert why(K.matmul_kernel_persistent, PSIG, dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64,
+                                                      GROUP_SIZE_M=8, NUM_SMS=132),
+               pdiv, ("stride_ak", "stride_bn", "stride_cn")) == []
+    mdiv = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "sam", "sbk", "scm")
+    assert why(K.mm_computed, MSIG, dict(BM=128, BN=128, BK=64, MASK=2), mdiv, ("sak", "sbn")) == [
+        "a mask is not proved constant over 8-element chunks"]
+    assert "no tt.dot accumulates" in why(A.attn_fwd, A.SIG, dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64),
+                                          tuple(A.SIG))[0]

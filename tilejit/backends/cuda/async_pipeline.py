@@ -136,8 +136,32 @@ def _load_of(body, value, term, allowed):
     return ld, j
 
 
+def _no(lw, for_op, why: str):
+    """Record why ``for_op`` keeps the register path (``lw.ring_rejects``); None."""
+    lw.__dict__.setdefault("ring_rejects", {})[for_op] = why
+    return None
+
+
+def rejections(func, arch: int, num_warps: int = 4, options=None) -> list:
+    """Why each dot loop of ``func`` (an ir.Function ready for the cuda backend) does
+    not take the cp.async ring: a list of (loop location, reason), for diagnosis."""
+    from ...analysis import analyze
+    from .lowering import Lowering
+    lw = Lowering(func, arch, num_warps, analyze(func), True)
+    prepare(lw)
+    out = []
+    for o in func.walk():
+        if isinstance(o, ops.ForOp):
+            if o in lw._async_plans and plan_for(lw, o) is not None:
+                continue
+            if o in getattr(lw, "ring_rejects", {}):
+                out.append((o.loc, lw.ring_rejects[o]))
+    return out
+
+
 def find_plan(lw, for_op):
-    """The :class:`AsyncPlan` for ``for_op`` (structure, arch and shapes only), or None."""
+    """The :class:`AsyncPlan` for ``for_op`` (structure, arch and shapes only), or None
+    (a dot loop's reason recorded in ``lw.ring_rejects``)."""
     if not getattr(lw, "pipeline", True) or lw.sanitize or lw.facts is None or not lw.vectorize:
         return None
     if lw.arch < 80 or not getattr(lw, "use_mma", True):
@@ -154,6 +178,9 @@ def find_plan(lw, for_op):
         if plan is not None:
             plan.fold_add = add
             return plan
+    if for_op not in getattr(lw, "ring_rejects", {}) and any(isinstance(o, ops.DotOp) for o in body.ops):
+        _no(lw, for_op, "no tt.dot accumulates into a carried value alone (acc = dot(a, b, acc), "
+                        "acc += dot(a, b)); operands must both be loads in the loop")
     return None
 
 
@@ -184,35 +211,38 @@ def _plan_dot(lw, for_op, d, acc_pos):
     body, term = for_op.body, for_op.body.terminator
     at, bt, ct = d.a.type, d.b.type, d.acc.type
     if at.element != bt.element or at.element.name not in ("fp16", "bf16") or ct.element.name != "fp32":
-        return None
+        return _no(lw, for_op, f"dot {at.element} x {bt.element} -> {ct.element}: fp16/bf16 -> fp32 only")
     from .pipeline import recurrences
     rec = recurrences(body)
     allowed = {body.args[0]} | set(rec)
     la, lb = _load_of(body, d.a, term, allowed), _load_of(body, d.b, term, allowed)
     if la is None or lb is None or (la[1] is not None and la[1] == lb[1]):
-        return None
+        which = " and ".join(n for n, x in (("A", la), ("B", lb)) if x is None) or "A and B"
+        return _no(lw, for_op, f"operand {which}: not a single-use load (other 0) through a carried "
+                               "pointer or a pointer computed from the induction variable, scalar "
+                               "recurrences and invariants")
     slices = [_own_slice(body, j, term) if j is not None else _slice_using(body, ld.ptr, allowed)
               for ld, j in (la, lb)]
     if any(s is None for s in slices):
-        return None
+        return _no(lw, for_op, "a carried pointer's update is not a cheap pure slice of itself")
     msl = [_mask_slice(body, ld, allowed) for ld, _ in (la, lb)]
     if any(m is False for m in msl):
-        return None
+        return _no(lw, for_op, "a mask is not a slice of the induction variable, recurrences and invariants")
     (M, K), (_, N) = at.shape, bt.shape
     if K % W.PANEL or N % W.PANEL or M % 16:
-        return None
+        return _no(lw, for_op, f"tile shape {M}x{N}x{K}: K and N multiples of 64, M of 16")
     threads = lw.threads
     for shape in (at.shape, bt.shape):
         lay = make_layout(shape, threads, max_vec=8)
         if lay.vec != 8 or not lay.exact:
-            return None
+            return _no(lw, for_op, f"operand {shape}: not whole 8-element chunks over {threads} threads")
     kind = "f16" if at.element.name == "fp16" else "bf16"
     if W.wgmma_fits(lw, M, N, K):
         consumer, ml = "wgmma", W.wgmma_layout(lw, M, N)
     else:
         ml = mma_plan(lw, at, bt, ct)
         if ml is None or ml.nt % 2:
-            return None
+            return _no(lw, for_op, "no mma.sync warp layout with paired n-tiles")
         consumer = "mma"
     stages = lw.func.attrs.get("num_stages")
     stages = 3 if stages is None else int(stages)
@@ -225,7 +255,7 @@ def _plan_dot(lw, for_op, d, acc_pos):
     if plan.inflight and plan.distance < 1:
         plan.inflight = 0
     if plan.stages < 2 or plan.distance < 1 or plan.stages * plan.stage_bytes > SMEM_LIMIT:
-        return None
+        return _no(lw, for_op, f"{plan.stages} stages of {plan.stage_bytes} bytes: no ring")
     return plan
 
 
@@ -253,14 +283,14 @@ def plan_for(lw, for_op):
         ptrs = (ld.ptr,) if j is None else (for_op.inits[j], for_op.body.args[j + 1], term.values[j])
         for pv in ptrs:
             if lw.layout(pv.type).vec != 8 or vector_width(lw, ld, pv, None, ld.ptr.type.element.element) != 8:
-                return None
+                return _no(lw, for_op, "an operand pointer is not proved 16-byte contiguous and aligned")
         if ld.mask is not None:
             try:
                 info = lw.facts.axis(ld.mask)
             except Exception:
                 return None
             if info is None or info.constancy[-1] % 8:
-                return None
+                return _no(lw, for_op, "a mask is not proved constant over 8-element chunks")
     return plan
 
 
