@@ -213,6 +213,7 @@ class Versioned:
     fast_loop: Op
     hints: list = field(default_factory=list)     # [(root, MultipleOfOp)]
     vmap: dict = field(default_factory=dict)
+    outs: list = field(default_factory=list)      # the loop results the scf.if yields
 
     def fast_load(self, ld):
         """The fast version's copy of the original loop's load ``ld``."""
@@ -225,7 +226,7 @@ class Versioned:
             blk.ops.remove(o)
         self.loop.parent = blk
         blk.ops.insert(i - len(self.cond_ops), self.loop)
-        _replace_uses(self.func, dict(zip(self.if_op.results, self.loop.results)))
+        _replace_uses(self.func, dict(zip(self.if_op.results, self.outs)))
 
 
 def _replace_uses(func: Function, mapping: dict) -> None:
@@ -274,7 +275,9 @@ def version_loop(func: Function, loop, roots) -> Versioned:
     loc = loop.loc
     blk = loop.parent
     cond_ops = _condition(roots, loc)
-    types = [r.type for r in loop.results]
+    used = {v for o in func.walk() for v in o.operands}
+    keep = [i for i, r in enumerate(loop.results) if r in used]   # results nobody reads stay inside
+    types = [loop.results[i].type for i in keep]
     if_op = ops.IfOp({"cond": cond_ops[-1].result}, {"result_types": list(types)}, list(types), loc)
     then_b, else_b = if_op.regions[0].block, if_op.regions[1].block
     vmap, hints = {}, []
@@ -288,24 +291,19 @@ def version_loop(func: Function, loop, roots) -> Versioned:
     _clone_slice(needed, _outer_slice(loop, [r for r, _ in roots]), vmap, then_b)
     fast = clone_op(loop, vmap)
     then_b.append(fast)
-    then_b.append(_make(ops.YieldOp, loc, values=list(fast.results)))
+    then_b.append(_make(ops.YieldOp, loc, values=[fast.results[i] for i in keep]))
     i = blk.ops.index(loop)
     blk.ops[i:i + 1] = cond_ops + [if_op]
     for o in cond_ops + [if_op]:
         o.parent = blk
     else_b.append(loop)
-    else_b.append(_make(ops.YieldOp, loc, values=list(loop.results)))
-    for a, b in zip(loop.results, if_op.results):
+    outs = [loop.results[i] for i in keep]
+    else_b.append(_make(ops.YieldOp, loc, values=list(outs)))
+    for a, b in zip(outs, if_op.results):
         b.name_hint = a.name_hint
-    _replace_uses(func, {a: b for a, b in zip(loop.results, if_op.results)})
-    _fix_yield(else_b, loop)
-    return Versioned(func, loop, if_op, cond_ops, fast, hints, vmap)
-
-
-def _fix_yield(else_b: Block, loop) -> None:
-    """``_replace_uses`` also rewrote the else branch's own yield: point it back at the loop."""
-    y = else_b.ops[-1]
-    y.slots["values"] = list(loop.results)
+    _replace_uses(func, dict(zip(outs, if_op.results)))
+    else_b.ops[-1].slots["values"] = outs       # (the line above rewrote this yield too)
+    return Versioned(func, loop, if_op, cond_ops, fast, hints, vmap, outs)
 
 
 # ---------------------------------------------------------------- the pass
