@@ -315,3 +315,58 @@ def test_masked_loop_results_and_claims(K, fast):
     kcpu.launch(grid, LaunchArgs([a_full.ctypes.data, b.ctypes.data, c2.ctypes.data, K, sam, 64, 64],
                                  bufs, [a_full, b, c2]))
     np.testing.assert_array_equal(c2, c)
+
+
+# ---------------------------------------------------------------- two loops, each on its own roots
+@tilejit.jit
+def two_dots(ptrs, lds, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    om, on, ok = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for j in tl.static_range(2):
+        a = tl.load(ptrs + 2 * j).to(tl.pointer_type(tl.float16))
+        b = tl.load(ptrs + 2 * j + 1).to(tl.pointer_type(tl.float16))
+        lda, ldb = tl.load(lds + 2 * j), tl.load(lds + 2 * j + 1)
+        ap = a + om[:, None] * lda + ok[None, :]
+        bp = b + ok[:, None] * ldb + on[None, :]
+        for k in range(0, K, BK):
+            acc = tl.dot(tl.load(ap), tl.load(bp), acc)
+            ap += BK
+            bp += BK * ldb
+    tl.store(c_ptr + om[:, None] * BN + on[None, :], acc)
+
+
+@pytest.mark.parametrize("offs,pads,want", [((0, 0, 0, 0), (0, 0, 0, 0), ({"fast"}, {"fast"})),
+                                            ((0, 0, 1, 0), (0, 0, 0, 0), ({"fast"}, {"slow"})),
+                                            ((0, 0, 0, 0), (0, 5, 0, 8), ({"slow"}, {"fast"}))])
+def test_two_loops_versioned_independently(offs, pads, want):
+    sig = {"ptrs": "*i64", "lds": "*i32", "c_ptr": "*fp32", "K": "i32"}
+    func, _ = build(two_dots, sig, dict(BM=16, BN=32, BK=16), divisible_by_16=("ptrs", "lds", "c_ptr", "K"))
+    vs = AV.version_loops(func)
+    assert len(vs) == 2
+    K, rng, owners, mats = 48, np.random.default_rng(1), [], []
+    for i, (rows, cols) in enumerate([(16, K), (K, 32)] * 2):
+        raw, flat = _aligned(rows * (cols + pads[i]), np.float16, offs[i])
+        m = flat.reshape(rows, cols + pads[i])[:, :cols]
+        m[...] = rng.integers(-3, 4, (rows, cols))
+        owners.append(raw)
+        mats.append(m)
+    ptrs = _aligned(4, np.int64)[1]
+    ptrs[:] = [m.ctypes.data for m in mats]
+    lds = _aligned(4, np.int32)[1]
+    lds[:] = [m.strides[0] // 2 for m in mats]
+    c = _aligned(16 * 32, np.float32)[1].reshape(16, 32)
+    checker = make_observer(func, (1, 1, 1))
+    tracks = [_tracker(v) for v in vs]
+
+    def observe(op, pid, results):
+        checker(op, pid, results)
+        for _ran, tr in tracks:
+            tr(op, pid, results)
+    bufs = [Buffer(f"m{i}", o.ctypes.data, o.nbytes, 2) for i, o in enumerate(owners)]
+    for name, x in (("ptrs", ptrs), ("lds", lds), ("c", c)):
+        bufs.append(Buffer(name, x.ctypes.data, x.nbytes, x.itemsize))
+    interpret(func, (1, 1, 1), LaunchArgs([ptrs.ctypes.data, lds.ctypes.data, c.ctypes.data, K], bufs, owners),
+              None, observe)
+    f64 = [m.astype(np.float64) for m in mats]
+    np.testing.assert_array_equal(c, f64[0] @ f64[1] + f64[2] @ f64[3])
+    assert tuple(r for r, _ in tracks) == want
