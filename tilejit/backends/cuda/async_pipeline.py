@@ -17,12 +17,19 @@ ago (predicated on that iteration existing), and runs the dot on stage ``i % S``
 Hopper ``wgmma`` (sm_90a, one group left in flight, so ``D = S-2``) or ``ldmatrix``
 + ``mma.sync`` (``D = S-1``).  The loop-carried pointers of the original loop are
 still computed (their loads are gone); copies are issued through "ahead" pointer
-tiles that the slice advances ``D`` iterations early.  Loads with a mask or other,
+tiles that the slice advances ``D`` iterations early.
+
+An operand pointer tile may also be *computed* in the body (``offs_k = k * BK + arange``,
+tutorial 09; block pointers, whose offsets are carried scalars advanced by
+``tl.advance``): a cheap pure slice of the induction variable, scalar recurrences
+(``pipeline.recurrences``) and loop-invariant values, evaluated for the iteration each
+copy belongs to (``pipeline.IterSlice``: no shared-memory broadcast in the loop; the
+recurrences stepped ``D`` times by their own update ops).
 A masked load (``other`` absent or 0) is copied with ``src-size`` 0 (zero fill) for
-chunks whose mask is false: its mask must be computed from the induction variable and
-values from outside the loop, and be constant over each 8-element chunk (analysis
-constancy); it is evaluated for the iteration each copy belongs to.  Shapes the ring
-cannot hold, other masks, or a vector width under 16 bytes keep today's path.
+chunks whose mask is false: its mask must be such a slice too, and be constant over
+each 8-element chunk (analysis constancy).  Shapes the ring cannot hold, other masks,
+or a vector width under 16 bytes keep the register path; ``rejections(func, arch)``
+says why.
 
 Tuning attributes (``func.attrs``, for benchmarks): ``wgmma_inflight`` (1: one wgmma
 group stays in flight across the loop edge; 0: wait for all) and ``ring_late_issue``
@@ -410,6 +417,23 @@ def _wrap(lw, s, stages):
     return lw.b.select(lw.b.icmp_unsigned("==", n, lw.i32(stages)), lw.i32(0), n)
 
 
+def _prologue(lw, op, ring, inits, bounds):
+    """Issue the first ``D`` tiles (stages 0..D-1); returns the carried loads' pointer
+    tiles ``D`` iterations on (None for computed pointers).  The slices' loop-invariant
+    leaves are lowered here, before the loop (the recurrences' step included)."""
+    from .rules_control import _loop_cond
+    lb, ub, step, el = bounds
+    body, term = op.body, op.body.terminator
+    ahead = [None if j is None else inits[j] for _, j in ring.plan.loads]
+    env = ring.env(lb, inits)
+    for s in range(ring.plan.distance):
+        ivs = env[body.args[0]].scalar
+        ring.issue(body, ahead, lw.i32(s), _loop_cond(lw, ivs, ub, step, el), env)
+        ahead = ring.advance(body, term, ahead)
+        env = ring.step(env, step)
+    return ahead
+
+
 def lower_for(lw, op, plan):
     """Lower ``op`` (an ``scf.for`` matching ``plan``) as a cp.async ring pipeline."""
     from .rules_control import _flat, _flat_tiles, _loop_cond, _phis, _unflat, open_loop
@@ -425,14 +449,7 @@ def lower_for(lw, op, plan):
     lw.barrier()                                   # earlier readers of shared memory are done
     ring = Ring(lw, plan, body)
     D, S = plan.distance, plan.stages
-    ahead = [None if j is None else inits[j] for _, j in plan.loads]
-
-    env = ring.env(lb, inits)
-    for s in range(D):
-        ivs = env[body.args[0]].scalar
-        ring.issue(body, ahead, lw.i32(s), _loop_cond(lw, ivs, ub, step, el), env)
-        ahead = ring.advance(body, term, ahead)
-        env = ring.step(env, step) if s + 1 < D else None
+    ahead = _prologue(lw, op, ring, inits, (lb, ub, step, el))
     pre, head, bb, exit_, iv = open_loop(lw, "afor", lb)
     state = inits + [t for t in ahead if t is not None]
     phis = _phis(lw, _flat(state) + [lw.i32(0), lw.i32(D % S)], pre)

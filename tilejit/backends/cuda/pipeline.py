@@ -11,6 +11,12 @@ A load whose pointer tile is *computed* in the body by a cheap pure slice from
 loop-carried scalars (block pointers: base + offsets * strides, advanced each
 iteration) is rotated too, when the body writes no memory: the slice is evaluated
 again with the next iteration's carried values (``plan`` entry ``(load, slice)``).
+
+:class:`IterSlice` evaluates such a slice for any iteration with the shape ops sunk
+below the elementwise ops (no shared-memory broadcast of an iteration-dependent
+value; loop-invariant leaves lowered once, before the loop); :func:`recurrences`
+finds the scalar iter args (block-pointer offsets) it may read.  The cp.async ring
+(``async_pipeline``) and the register path (``rules_control``) both use them.
 """
 from __future__ import annotations
 
