@@ -11,48 +11,13 @@ import re
 import pytest
 
 import tilejit
-import tilejit.language as tl
 from tilejit.backends.cuda import target as tgt
+from tests.e2e import test_ring_computed_pointers as R
 
 needs_ptxas = pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
 
 
-@tilejit.jit
-def attn_fwd(Q, K, V, sm_scale, Out, stride_qm, stride_kn, stride_vk, stride_om, N_CTX,
-             HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    start_m = tl.program_id(0)
-    base = tl.program_id(1).to(tl.int64) * N_CTX * HEAD_DIM
-    q_bp = tl.make_block_ptr(base=Q + base, shape=(N_CTX, HEAD_DIM), strides=(stride_qm, 1),
-                             offsets=(start_m * BLOCK_M, 0), block_shape=(BLOCK_M, HEAD_DIM), order=(1, 0))
-    k_bp = tl.make_block_ptr(base=K + base, shape=(HEAD_DIM, N_CTX), strides=(1, stride_kn),
-                             offsets=(0, 0), block_shape=(HEAD_DIM, BLOCK_N), order=(0, 1))
-    v_bp = tl.make_block_ptr(base=V + base, shape=(N_CTX, HEAD_DIM), strides=(stride_vk, 1),
-                             offsets=(0, 0), block_shape=(BLOCK_N, HEAD_DIM), order=(1, 0))
-    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-    qk_scale = sm_scale * 1.44269504
-    q = tl.load(q_bp)
-    for start_n in range(0, N_CTX, BLOCK_N):
-        k = tl.load(k_bp)
-        qk = tl.dot(q, k)
-        m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-        qk = qk * qk_scale - m_ij[:, None]
-        p = tl.math.exp2(qk)
-        l_ij = tl.sum(p, 1)
-        alpha = tl.math.exp2(m_i - m_ij)
-        l_i = l_i * alpha + l_ij
-        acc = acc * alpha[:, None]
-        v = tl.load(v_bp)
-        acc = tl.dot(p.to(tl.float16), v, acc)
-        m_i = m_ij
-        v_bp = tl.advance(v_bp, (BLOCK_N, 0))
-        k_bp = tl.advance(k_bp, (0, BLOCK_N))
-    acc = acc / l_i[:, None]
-    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_d = tl.arange(0, HEAD_DIM)
-    tl.store(Out + base + offs_m[:, None] * stride_om + offs_d[None, :], acc.to(tl.float16))
-
+attn_fwd = R.attn_fwd  # tutorial 06's loop, shared with the end-to-end test
 
 SIG = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "Out": "*fp16",
        "stride_qm": "i32", "stride_kn": "i32", "stride_vk": "i32", "stride_om": "i32", "N_CTX": "i32"}
