@@ -1,0 +1,300 @@
+"""The floating-point ``tl.dot`` micro-kernel of the CPU backend.
+
+``C[M, N] = A[M, K] @ B[K, N] (+ acc)`` on per-program buffers, in the compute type
+(fp32, or fp64 for an fp64 accumulator), one fused multiply-add per product in K
+order, so every element is the same chain of fp32 FMAs whatever the blocking.
+
+* **Register blocking.** C is computed in blocks of ``mr`` rows x ``nvec`` vectors of
+  ``vl`` lanes held in LLVM vector registers across the K loop: per k, ``nvec``
+  vectors of B are loaded, each of the ``mr`` A elements is broadcast and FMA'd into
+  its row.  ``mr * nvec`` accumulators hide the FMA latency (AVX2: 6 x 2 ymm = 12
+  of 16 registers; AVX-512: 8 x 2 zmm = 16 of 32).
+* **Packed B.** B is copied once per dot into contiguous ``K x nr`` column panels, so
+  a block streams one 64-byte-aligned panel instead of ``K`` rows ``N`` elements
+  apart (those map to a few L1 sets and evict each other).  fp16/bf16 operands are
+  converted to the compute type by the same copy.
+* **Loop order.** Panels outer, row blocks inner: the panel stays in L1 while A's
+  rows stream past it.
+* **Edges.** ``M % mr`` rows are one more block of fewer rows; ``N % nr`` columns a
+  last panel of full vectors plus one narrower vector.  Any M, N, K works.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import llvmlite.ir as ir
+
+from ...ir.types import float32
+from ..llvm import intrinsics as intr
+from ..llvm.casts import lower_cast
+from ..llvm.types import F64, I64, storage_type, to_storage, value_type
+from .tiles import BufTile
+
+_FEATURES = []
+
+
+def host_features() -> dict:
+    """The host CPU's LLVM feature flags (read once)."""
+    if not _FEATURES:
+        import llvmlite.binding as llvm
+        _FEATURES.append(dict(llvm.get_host_cpu_features()))
+    return _FEATURES[0]
+
+
+class Shape(NamedTuple):
+    vl: int          # lanes per vector
+    nvec: int        # vectors per block row
+    mr: int          # rows per block
+    pack_b: bool     # copy B into K x nr panels first
+
+    @property
+    def nr(self) -> int:
+        return self.vl * self.nvec
+
+
+def choose_shape(M, N, K, cdt, feats=None) -> Shape:
+    """The register block for an ``M x K @ K x N`` dot in compute type ``cdt`` on a
+    CPU with LLVM features ``feats`` (default: the host's)."""
+    feats = host_features() if feats is None else feats
+    wide = bool(feats.get("avx512f"))
+    vbytes = 64 if wide else (32 if feats.get("avx") else 16)
+    vl = vbytes // (4 if cdt == float32 else 8)
+    regs = 32 if wide else 16
+    nvec = 2 if N >= 2 * vl else 1
+    vl = min(vl, _floor_pow2(N))                 # small N: narrower vectors
+    mr = min(M, max(1, (regs - nvec - 2) // nvec) if not wide else 8)
+    return Shape(vl, nvec, mr, pack_b=K > 1 and M > mr)
+
+
+def _floor_pow2(n: int) -> int:
+    p = 1
+    while p * 2 <= n:
+        p *= 2
+    return p
+
+
+def _widths(n, vl):
+    """Vector widths covering ``n`` columns: full ``vl`` vectors then the remainder."""
+    out = [vl] * (n // vl)
+    if n % vl:
+        out.append(n % vl)
+    return out
+
+
+def _c(x):
+    return ir.Constant(I64, x)
+
+
+def _elem_align(ty) -> int:
+    """Element alignment: tile rows need not start on a vector boundary."""
+    return 8 if ty == F64 else 4
+
+
+def _vty(cty, w):
+    return ir.VectorType(cty, w) if w > 1 else cty
+
+
+def _splat(b, s, vty):
+    if not isinstance(vty, ir.VectorType):
+        return s
+    v = b.insert_element(ir.Constant(vty, ir.Undefined), s, ir.Constant(ir.IntType(32), 0))
+    return b.shuffle_vector(v, ir.Constant(vty, ir.Undefined),
+                            ir.Constant(ir.VectorType(ir.IntType(32), vty.count), [0] * vty.count))
+
+
+class _Panel(NamedTuple):
+    """Columns ``[j0, j0 + sum(widths))`` of B: where row k's vectors are read."""
+    jb: object           # i64 index of a full panel, None for the last narrower one
+    j0: object           # i64 first column
+    widths: tuple        # vector widths of one block row
+    ptr: object          # panel base (packed) or B itself
+    stride: int          # elements between consecutive k rows
+    col: object          # column offset of the panel within ``ptr``'s rows
+
+
+class FloatDot:
+    """Emits ``out = a @ b + acc`` for one DotTile (see the module docstring)."""
+
+    def __init__(self, ctx, d, out_ptr, shape: Shape | None = None, prefetch=()):
+        self.ctx, self.d, self.out = ctx, d, out_ptr
+        (self.M, self.K), self.N = d.a.shape, d.b.shape[1]
+        self.cty = value_type(d.cdt)
+        self.shape = shape or choose_shape(self.M, self.N, self.K, d.cdt)
+        s = self.shape
+        self.nrb = self.M // s.mr                      # full row blocks per panel
+        nblocks = (self.N // s.nr) * self.nrb         # full blocks: where prefetches go
+        self.prefetch = [(p, -(-p.rows // nblocks)) for p in prefetch] if nblocks else []
+
+    # ---- driver ---------------------------------------------------------------
+    def emit(self):
+        s, N, K = self.shape, self.N, self.K
+        nfull, tail = divmod(N, s.nr)
+        packed = self._pack_b() if s.pack_b else None
+        em = self.ctx.em
+        if nfull:
+            def full(jb):
+                j0 = self.ctx.b.mul(jb, _c(s.nr))
+                if packed is not None:
+                    p = _Panel(jb, j0, (s.vl,) * s.nvec, packed, s.nr, self.ctx.b.mul(jb, _c(K * s.nr)))
+                else:
+                    p = _Panel(jb, j0, (s.vl,) * s.nvec, self.d.b.ptr, N, j0)
+                self._rows(p)
+            em.counted_loop(_c(0), _c(nfull), name="dot.nb", body=full)
+        if tail:
+            j0 = _c(nfull * s.nr)
+            widths = tuple(_widths(tail, s.vl))
+            if packed is not None:
+                p = _Panel(None, j0, widths, packed, tail, _c(nfull * s.nr * K))
+            else:
+                p = _Panel(None, j0, widths, self.d.b.ptr, N, j0)
+            self._rows(p)
+
+    def _rows(self, panel):
+        mr, M = self.shape.mr, self.M
+        nfull, tail = divmod(M, mr)
+        if nfull:
+            def full(i0):
+                if panel.jb is not None:
+                    self._prefetch(panel.jb, i0)
+                self._block(i0, mr, panel)
+            self.ctx.em.counted_loop(_c(0), _c(nfull * mr), _c(mr), name="dot.mb", body=full)
+        if tail:
+            self._block(_c(nfull * mr), tail, panel)
+
+    def _prefetch(self, jb, i0):
+        """This full block's share of the next tiles' rows (see dot_prefetch.py)."""
+        b = self.ctx.b
+        t = None
+        for p, q in self.prefetch:
+            if t is None:
+                t = b.add(b.mul(jb, _c(self.nrb)), b.udiv(i0, _c(self.shape.mr)))
+            for u in range(q):
+                row = b.add(b.mul(t, _c(q)), _c(u))
+                last = _c(p.rows - 1)
+                p.emit_row(self.ctx, b.select(b.icmp_unsigned("<", row, last), row, last))
+
+    # ---- B packing --------------------------------------------------------------
+    def _pack_b(self):
+        """Copy B (K x N, row-major) into panels of ``nr`` columns, each K x nr
+        contiguous (the last panel ``N % nr`` wide); returns the packed buffer."""
+        ctx, s, K, N = self.ctx, self.shape, self.K, self.N
+        src = self.d.b
+        buf = ctx.alloca(self.cty, K * N)
+        nfull, tail = divmod(N, s.nr)
+        b = ctx.b
+
+        def copy(k, j0, base, width):
+            for off, w in zip(_offsets(_widths(width, s.vl)), _widths(width, s.vl)):
+                vty = _vty(self.cty, w)
+                ld = b.load(b.gep(src.ptr, [b.add(b.add(b.mul(k, _c(N)), j0), _c(off))],
+                                  source_etype=self.cty), typ=vty)
+                ld.align = _elem_align(self.cty)
+                st = b.store(ld, b.gep(buf, [b.add(b.add(base, b.mul(k, _c(width))), _c(off))],
+                                       source_etype=self.cty))
+                st.align = _elem_align(self.cty)
+
+        def panel(jb):
+            j0 = b.mul(jb, _c(s.nr))
+            base = b.mul(jb, _c(K * s.nr))
+            ctx.em.counted_loop(_c(0), _c(K), name="pack.k", body=lambda k: copy(k, j0, base, s.nr))
+        if nfull:
+            ctx.em.counted_loop(_c(0), _c(nfull), name="pack.nb", body=panel)
+        if tail:
+            ctx.em.counted_loop(_c(0), _c(K), name="pack.k",
+                                body=lambda k: copy(k, _c(nfull * s.nr), _c(nfull * s.nr * K), tail))
+        return buf
+
+    # ---- one register block --------------------------------------------------
+    def _block(self, i0, rows, panel):
+        ctx, cty, K = self.ctx, self.cty, self.K
+        b, em = ctx.b, ctx.em
+        ctx.elem_cache = {}
+        offs = _offsets(panel.widths)
+        vtys = [_vty(cty, w) for w in panel.widths]
+        accs = [[self._load_c(i0, r, panel.j0, o, w, vt) for o, w, vt in zip(offs, panel.widths, vtys)]
+                for r in range(rows)]
+        arow = [b.gep(self.d.a.ptr, [b.mul(b.add(i0, _c(r)), _c(K))], source_etype=cty) for r in range(rows)]
+        bbase = b.gep(panel.ptr, [panel.col], source_etype=cty)
+        pre = b.block
+        head, body, done = em.new_block("k.head"), em.new_block("k.body"), em.new_block("k.done")
+        b.branch(head)
+        b.position_at_end(head)
+        k = b.phi(I64)
+        k.add_incoming(_c(0), pre)
+        phis = [[b.phi(vt) for vt in vtys] for _ in range(rows)]
+        for r in range(rows):
+            for c, ph in enumerate(phis[r]):
+                ph.add_incoming(accs[r][c], pre)
+        b.cbranch(b.icmp_signed("<", k, _c(K)), body, done)
+        b.position_at_end(body)
+        brow = b.mul(k, _c(panel.stride))
+        bv = []
+        for o, vt in zip(offs, vtys):
+            ld = b.load(b.gep(bbase, [b.add(brow, _c(o))], source_etype=cty), typ=vt)
+            ld.align = _elem_align(cty)
+            bv.append(ld)
+        new = []
+        for r in range(rows):
+            a = b.load(b.gep(arow[r], [k], source_etype=cty), typ=cty)
+            new.append([intr.call_overloaded(b, "fma", [_splat(b, a, vt), x, ph])
+                        for vt, x, ph in zip(vtys, bv, phis[r])])
+        k.add_incoming(b.add(k, _c(1), flags=("nsw",)), b.block)
+        for r in range(rows):
+            for c, ph in enumerate(phis[r]):
+                ph.add_incoming(new[r][c], b.block)
+        b.branch(head)
+        b.position_at_end(done)
+        for r in range(rows):
+            for c, (o, w) in enumerate(zip(offs, panel.widths)):
+                self._store_c(i0, r, panel.j0, o, w, phis[r][c])
+        ctx.elem_cache = {}
+
+    def _load_c(self, i0, r, j0, o, w, vty):
+        b, d = self.ctx.b, self.d
+        acc = d.acc
+        i, j = b.add(i0, _c(r)), b.add(j0, _c(o))
+        if acc is None:
+            return ir.Constant(vty, None)
+        if isinstance(acc, BufTile) and acc.dtype == d.cdt:
+            lin = b.add(b.mul(i, _c(acc.shape[1])), j)
+            ld = b.load(b.gep(acc.ptr, [lin], source_etype=self.cty), typ=vty)
+            ld.align = _elem_align(self.cty)
+            return ld
+        vals = [lower_cast(b, acc.elem(self.ctx, (i, b.add(j, _c(l)))), acc.dtype, d.cdt) for l in range(w)]
+        if w == 1:
+            return vals[0]
+        v = ir.Constant(vty, ir.Undefined)
+        for l, x in enumerate(vals):
+            v = b.insert_element(v, x, ir.Constant(ir.IntType(32), l))
+        return v
+
+    def _store_c(self, i0, r, j0, o, w, v):
+        b, d = self.ctx.b, self.d
+        lin = b.add(b.mul(b.add(i0, _c(r)), _c(self.N)), b.add(j0, _c(o)))
+        if d.dtype == d.cdt:
+            st = b.store(v, b.gep(self.out, [lin], source_etype=self.cty))
+            st.align = _elem_align(self.cty)
+            return
+        sty = storage_type(d.dtype)
+        for l in range(w):
+            x = b.extract_element(v, ir.Constant(ir.IntType(32), l)) if w > 1 else v
+            x = to_storage(b, lower_cast(b, x, d.cdt, d.dtype), d.dtype)
+            b.store(x, b.gep(self.out, [b.add(lin, _c(l))], source_etype=sty))
+
+
+def _offsets(widths):
+    out, o = [], 0
+    for w in widths:
+        out.append(o)
+        o += w
+    return out
+
+
+def emit_float_dot(ctx, d, out_ptr, shape: Shape | None = None, prefetch=()) -> None:
+    """Write ``d.a @ d.b + d.acc`` (a DotTile with BufTile operands in the compute
+    type) into the row-major buffer ``out_ptr`` of ``d.dtype``; ``prefetch``:
+    ``dot_prefetch.RowPrefetch`` rows to spread over the register blocks."""
+    FloatDot(ctx, d, out_ptr, shape, prefetch).emit()
+
+
+__all__ = ["Shape", "choose_shape", "emit_float_dot", "host_features"]
