@@ -42,32 +42,36 @@ def _loop(ptx):
 def test_attention_loop_on_mma_with_the_accumulator_kept(arch):
     ptx = _ptx(arch)
     body = _loop(ptx)
-    # 128x64 tile, 8 warps as 4x2: 2x4 fragments per warp, 4 k-steps per dot, two dots
+    # 128x64 tile, 8 warps as 8x1 (mma_rows: a warp owns 16 whole rows): 1x8 fragments
+    # per warp, 4 k-steps per dot, two dots
     assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
     assert "ld.local" not in ptx and "st.local" not in ptx
-    # fragments come by ldmatrix: per dot and k-step, 2 x4 for A and 2 x4.trans for B
-    assert body.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 2 * 4 * 2
-    assert body.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 2 * 4 * 2
-    assert "ld.shared.b16" not in body
-    # the row max / row sum finish in registers: 16 lanes per 64-wide row, 4 rounds x 8 rows
-    assert body.count("shfl.sync.bfly") == 2 * 4 * 8
-    # no per-iteration conversion of the 128x64 fp32 accumulator into the mma layout:
-    # the loop's shared-memory barriers stay well under the 26 of the unfused lowering
-    assert body.count("bar.sync") <= 22
+    # A fragments come from registers: q's read once before the loop, p's built from the
+    # first dot's accumulator; B by ldmatrix.x4.trans, 4 per dot and k-step
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 0
+    assert ptx.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 2 * 4 * 4
+    assert "ld.shared" not in body
+    # the row max / row sum finish in the quad: 2 shuffles x 2 rows per thread, twice
+    assert body.count("shfl.sync.bfly") == 2 * 2 * 2
+    # the loop's barriers only bracket the stagings of K and V
+    assert body.count("bar.sync") == 4
 
 
 @pytest.mark.parametrize("arch", [80, 90])
 def test_block_pointer_loads_are_prefetched_a_tile_ahead(arch):
-    """V's tile comes through a block pointer the body computes from carried offsets:
-    the next iteration's tile is requested (4-element chunks, predicated on there being a
-    next iteration) before this iteration's first mma.  K's transposed tile (2-byte
-    strided loads) is not rotated: holding it would spill."""
+    """K's and V's tiles come through block pointers the body computes from carried
+    offsets: the next iteration's tiles are requested (predicated on there being a next
+    iteration) before this iteration's first mma.  V moves in 4-element chunks; K's
+    transposed tile in 2-byte strided loads, rotated too since the row region
+    (mma_rows) left registers to spare."""
     body = _loop(_ptx(arch))
     first_mma = body.index("mma.sync")
-    pred = [m.start() for m in re.finditer(r"@%p\d+ ld\.global\.v\d\.b\d+", body)]
-    assert len(pred) == 4 and max(pred) < first_mma
+    vec = [m.start() for m in re.finditer(r"@%p\d+ ld\.global\.v\d\.b\d+", body)]
+    scal = [m.start() for m in re.finditer(r"@%p\d+ ld\.global\.b16", body)]
+    assert len(vec) == 4 and max(vec) < first_mma
+    assert len(scal) == 16 and max(scal) < first_mma
     assert len(re.findall(r"ld\.global", body)) == 16 + 4
-    assert len(re.findall(r"\tld\.global\.b16", body)) == 16
 
 
 @needs_ptxas

@@ -143,7 +143,7 @@ def test_attention_block_pointer_arithmetic_has_no_shared_memory_broadcasts(arch
     body = A._loop(A._ptx(arch))
     assert body.count("bar.sync") <= 14
     assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
-    assert len(re.findall(r"\tld\.global\.b16", body)) == 16 and len(re.findall(r"ld\.global", body)) == 20
+    assert len(re.findall(r"ld\.global\.b16", body)) == 16 and len(re.findall(r"ld\.global", body)) == 20
 
 
 def test_rejections_say_why_a_dot_loop_keeps_the_register_path():

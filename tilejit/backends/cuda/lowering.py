@@ -76,6 +76,8 @@ class Lowering:
         self._flat = {}                     # (value, block) -> (mma tile, its blocked copy)
         self.deferred = {}                  # op -> info: lowered by its consumer (lower_op skips)
         self.smem_window = None             # max scratch bytes asked while a cp.async ring is live
+        self.region_ops = set()             # ops lowered in the mma / row layouts (mma_rows)
+        self.keep_layout = False            # get() returns region tiles as they are (mma_rows)
         self.kernel = self._declare_kernel()
 
     # ---- module and kernel ---------------------------------------------------
@@ -125,8 +127,13 @@ class Lowering:
     def lower_op(self, op):
         if op in self.deferred:     # lowered by the op that consumes it
             return
+        if op in self.region_ops:
+            from .mma_rows import lower_region
+            rule = lower_region
+        else:
+            rule = None
         try:
-            rule = RULES.lookup(type(op))
+            rule = rule or RULES.lookup(type(op))
         except NotImplementedError as e:
             raise NotImplementedError(f"{e} (at {op.loc})") from None
         try:
@@ -142,7 +149,7 @@ class Lowering:
     def get(self, value) -> Tile:
         """The value's tile in the blocked layout (an mma accumulator is converted)."""
         t = self.values[value]
-        if t.layout is not None and not isinstance(t.layout, Layout):
+        if t.layout is not None and not isinstance(t.layout, Layout) and not self.keep_layout:
             from .rules_mma import to_flat
             key = (value, self.b.block)     # reused where the conversion dominates
             if self._flat.get(key, (None,))[0] is not t:

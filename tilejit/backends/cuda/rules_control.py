@@ -125,13 +125,25 @@ def _for(lw, op):
     aplan = plan_for(lw, op)
     if aplan is not None:
         return lower_for(lw, op, aplan)
+    from .mma_rows import hoist_a, plan_rows, to_rows
     b = lw.b
     lb, ub, step = (lw.get(v).scalar for v in (op.lb, op.ub, op.step))
     el = op.lb.type.element
+    rplan = plan_rows(lw, op) if getattr(lw, "pipeline", True) else None
     carry = _mma_carried(lw, op)
-    inits = [to_mma(lw, lw.raw(v), carry[i]) if i in carry else lw.get(v) for i, v in enumerate(op.inits)]
+    rows = rplan.rows if rplan is not None and carry else {}
+    if rplan is not None and carry:
+        lw.region_ops |= rplan.ops
+        hoist_a(lw, rplan)
+    elif rplan is not None:             # no carried accumulator: keep the usual dot layouts
+        for d in rplan.forced:
+            lw.forced_ml.pop(d, None)
+    inits = [to_mma(lw, lw.raw(v), carry[i]) if i in carry else
+             to_rows(lw, lw.raw(v), rows[i]) if i in rows else lw.get(v) for i, v in enumerate(op.inits)]
     loads, early = plan_prefetch(op) if carry and getattr(lw, "pipeline", True) else ([], set())
-    loads = [(ld, j) for ld, j in loads if isinstance(j, int) or _wide(lw, ld)]
+    from . import mma_rows
+    loads = [(ld, j) for ld, j in loads
+             if isinstance(j, int) or (rows and mma_rows.ROTATE_SCALAR_LOADS) or _wide(lw, ld)]
     direct = _direct_loads(lw, op, {ld for ld, _ in loads}) if carry and getattr(lw, "pipeline", True) else {}
     if direct:                        # the invariant leaves, once, before the loop
         first = {a: t for a, t in zip(op.body.args, [Tile([lb], None)] + inits)}
@@ -152,7 +164,8 @@ def _for(lw, op):
     carried = _unflat(phis, inits)
     n = len(op.inits)
     nxt = _lower_body(lw, op, iv, step, ub, el, carried[:n], loads, early, carried[n:], direct)
-    nxt = [to_mma(lw, t, carry[i]) if i in carry and i < n else _flat_tiles(lw, [t])[0]
+    nxt = [to_mma(lw, t, carry[i]) if i in carry and i < n else
+           to_rows(lw, t, rows[i]) if i in rows else _flat_tiles(lw, [t])[0]
            for i, t in enumerate(nxt)]
     latch = b.block
     iv.add_incoming(b.add(iv, step), latch)

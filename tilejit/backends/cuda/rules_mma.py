@@ -42,6 +42,9 @@ class MmaLayout:
     def nslots(self):
         return self.mt * self.nt * 4
 
+    vec = 1     # no runs of contiguous elements in a thread's slots (elementwise rules'
+                # per-chunk shortcuts stay off when mma_rows lowers ops in this layout)
+
 
 def plan(lw, a_ty, b_ty, acc_ty):
     """The MmaLayout for a dot, or None when mma.sync does not apply."""
@@ -65,6 +68,9 @@ def plan(lw, a_ty, b_ty, acc_ty):
 
 
 def plan_for_dot(lw, dot_op):
+    forced = getattr(lw, "forced_ml", {}).get(dot_op)     # mma_rows: a row region's dots
+    if forced is not None:
+        return forced
     return plan(lw, dot_op.a.type, dot_op.b.type, dot_op.acc.type)
 
 
@@ -98,9 +104,14 @@ def row_scaled_acc(for_op, acc, arg):
 
 def _scaled_acc(lw, op, ml):
     """The deferred ``arg * v[:, None]`` accumulator of ``op``, in the mma layout."""
+    from .mma_rows import RowLayout
     arg, other = lw.deferred[op.acc.op]
     vec = _row_vector(other)
     acc = to_mma(lw, lw.raw(arg), ml)
+    rv = lw.raw(vec)
+    if ml.wn == 1 and rv.layout == RowLayout(tuple(vec.type.shape), ml.wm):   # rows in registers
+        return Tile([lw.b.fmul(reg, rv.regs[(i // (4 * ml.nt)) * 2 + (i % 4 >= 2)])
+                     for i, reg in enumerate(acc.regs)], ml)
     v = lw.get(vec)
     base = lw.smem(ml.shape[0] * 4)
     lw.barrier()
@@ -171,7 +182,10 @@ def to_mma(lw, tile: Tile, ml: MmaLayout) -> Tile:
 
 
 def to_flat(lw, tile: Tile) -> Tile:
+    from .mma_rows import RowLayout, rows_to_flat
     ml = tile.layout
+    if isinstance(ml, RowLayout):
+        return rows_to_flat(lw, tile)
     if not isinstance(ml, MmaLayout):
         return tile
     M, N = ml.shape
@@ -231,6 +245,10 @@ def _mma(lw, kind, a, bfrag, c):
 
 
 def lower_dot_mma(lw, op, ml: MmaLayout) -> Tile:
+    from .mma_rows import register_a
+    afr = register_a(lw, op, ml) if ml.nt % 2 == 0 else None
+    if afr is not None:
+        return _dot_register_a(lw, op, ml, afr)
     a, b_ = lw.get(op.a), lw.get(op.b)
     acc = _scaled_acc(lw, op, ml) if op.acc.op in lw.deferred else to_mma(lw, lw.raw(op.acc), ml)
     (M, K), (_, N) = op.a.type.shape, op.b.type.shape
@@ -276,27 +294,59 @@ def lower_dot_mma(lw, op, ml: MmaLayout) -> Tile:
     return Tile(regs, ml)
 
 
-def _ldmatrix_dot(lw, ml, kind, mkn, base, boff, regs):
+def _dot_register_a(lw, op, ml, afr):
+    """lower_dot_mma with the A fragments given (registers): only B is staged."""
+    b_ = lw.get(op.b)
+    acc = _scaled_acc(lw, op, ml) if op.acc.op in lw.deferred else to_mma(lw, lw.raw(op.acc), ml)
+    (M, K), (_, N) = op.a.type.shape, op.b.type.shape
+    base = lw.smem(K * (N + PAD) * 2)
+    lw.barrier()
+    _stage(lw, base, 0, b_, N + PAD)
+    lw.barrier()
+    kind = "f16" if op.a.type.element.name == "fp16" else "bf16"
+    return Tile(_ldmatrix_dot(lw, ml, kind, (M, K, N), base, 0, list(acc.regs), afr), ml)
+
+
+def _a_reader(lw, ml, M, K, base):
+    """ks -> [mi] A fragments (4 i32) of a padded row-major (M, K) staging at ``base``
+    (rows K+PAD halves), read by ``ldmatrix.x4`` when called."""
+    from .rules_wgmma import _ldmatrix_x4, shared_addr
+    b = lw.b
+    sa = (K + PAD) * 2
+    wr = b.udiv(lw.warp, lw.i32(ml.wn))
+    q, lr = b.lshr(lw.lane, lw.i32(3)), b.and_(lw.lane, lw.i32(7))
+    a_row = b.add(b.add(b.mul(wr, lw.i32(M // ml.wm)), lr), b.mul(b.and_(q, lw.i32(1)), lw.i32(8)))
+    a_kc = b.lshr(q, lw.i32(1))
+    a_addr = b.add(shared_addr(lw, base), b.add(b.mul(a_row, lw.i32(sa)), b.mul(a_kc, lw.i32(16))))
+    return lambda ks: [_ldmatrix_x4(lw, b.add(a_addr, lw.i32(mi * 16 * sa + ks * 32)), False)
+                       for mi in range(ml.mt)]
+
+
+def a_fragments(lw, ml, M, K, base):
+    """[k-step][mi] A fragments of the staging at ``base`` (all read now)."""
+    read = _a_reader(lw, ml, M, K, base)
+    return [read(ks) for ks in range(K // 16)]
+
+
+def _ldmatrix_dot(lw, ml, kind, mkn, base, boff, regs, afrags=None):
     """The k-steps of lower_dot_mma with fragments read by ``ldmatrix.x4`` (``.trans``
     for the K-major B): the lane/matrix mapping of rules_wgmma.mma_consume, on the
-    padded row-major staging (A rows K+PAD halves, B rows N+PAD; 16-byte row chunks)."""
+    padded row-major staging (A rows K+PAD halves, B rows N+PAD; 16-byte row chunks).
+    ``afrags`` ([k-step][mi]) replaces the A reads when A is in registers."""
     from .rules_wgmma import _ldmatrix_x4, shared_addr
     M, K, N = mkn
     b = lw.b
-    sa, sb = (K + PAD) * 2, (N + PAD) * 2
+    sb = (N + PAD) * 2
     lane = lw.lane
-    wr, wc = b.udiv(lw.warp, lw.i32(ml.wn)), b.urem(lw.warp, lw.i32(ml.wn))
+    wc = b.urem(lw.warp, lw.i32(ml.wn))
     q, lr = b.lshr(lane, lw.i32(3)), b.and_(lane, lw.i32(7))
-    a_row = b.add(b.add(b.mul(wr, lw.i32(M // ml.wm)), lr), b.mul(b.and_(q, lw.i32(1)), lw.i32(8)))
-    a_kc = b.lshr(q, lw.i32(1))
     b_k = b.add(lr, b.mul(b.and_(q, lw.i32(1)), lw.i32(8)))
     b_nc = b.add(b.mul(wc, lw.i32(N // ml.wn // 8)), b.lshr(q, lw.i32(1)))
     s0 = shared_addr(lw, base)
-    a_addr = b.add(s0, b.add(b.mul(a_row, lw.i32(sa)), b.mul(a_kc, lw.i32(16))))
     b_addr = b.add(s0, b.add(lw.i32(boff), b.add(b.mul(b_k, lw.i32(sb)), b.mul(b_nc, lw.i32(16)))))
+    read_a = _a_reader(lw, ml, M, K, base) if afrags is None else afrags.__getitem__
     for ks in range(K // 16):
-        afr = [_ldmatrix_x4(lw, b.add(a_addr, lw.i32(mi * 16 * sa + ks * 32)), False)
-               for mi in range(ml.mt)]
+        afr = read_a(ks)
         bfr = []
         for nj in range(0, ml.nt, 2):
             r4 = _ldmatrix_x4(lw, b.add(b_addr, lw.i32(ks * 16 * sb + nj * 16)), True)
