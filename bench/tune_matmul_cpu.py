@@ -15,8 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from tilejit.runtime.options import use_options  # noqa: E402
 from kernels_cpu import matmul_kernel  # noqa: E402
 
-BLOCKS = ((64, 64, 32), (64, 128, 64), (128, 128, 32), (128, 128, 64), (64, 256, 32),
-          (128, 256, 32), (256, 128, 32))
+BLOCKS = tuple(tuple(int(x) for x in s.split(",")) for s in __import__("os").environ.get("BLOCKS", "64,64,32 64,128,64 128,128,32 128,128,64 64,256,32 128,256,32 256,128,32").split())
 
 
 def bench(fn, n=5):

@@ -258,3 +258,71 @@ def test_forced_shapes_compile_and_agree(shape, tmp_path):
                 np.testing.assert_array_equal(out, a.astype(np.float64) @ b + c)
     finally:
         lower_dot._SHAPE_OVERRIDE[:] = saved
+
+
+# ---------------------------------------------------------------- B read in place
+@triton.jit
+def plain_matmul_kernel(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
+                        BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, CLOBBER: tl.constexpr,
+                        V: tl.constexpr):
+    """Unmasked tutorial loop (B may be packed straight from memory).  CLOBBER 1: B's
+    tile is overwritten between its load and the dot; 2: after the dot, before the
+    yield the dot is deferred to.  Either way the dot must use the loaded values."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+        if CLOBBER == 1:
+            tl.store(b_ptrs, b * 2.0)
+        acc += tl.dot(a, b)
+        if CLOBBER == 2:
+            tl.store(b_ptrs, b * 0.0)
+        a_ptrs += BK
+        b_ptrs += BK * stride_bk
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc)
+
+
+def _plain(backend, a, b, blocks, clobber, v=0):
+    (M, K), N = a.shape, b.shape[1]
+    BM, BN, BK = blocks
+    c = np.zeros((M, N), np.float32)
+    return run(backend, plain_matmul_kernel, (M // BM, N // BN), a, b, c, K, K, N, N,
+               BM=BM, BN=BN, BK=BK, CLOBBER=clobber, V=v)[1:3]
+
+
+@pytest.mark.parametrize("mnk,blocks", [((128, 96, 192), (64, 48, 64)), ((64, 80, 96), (32, 40, 32)),
+                                        ((26, 36, 12), (13, 36, 4))], ids=str)
+def test_plain_matmul_reads_b_in_place(mnk, blocks, tmp_path, monkeypatch):
+    M, N, K = mnk
+    rng = np.random.default_rng(21)
+    a, b = ints(rng, (M, K)), ints(rng, (K, N))
+    used = []
+    orig = lower_dot._direct_source
+    monkeypatch.setattr(lower_dot, "_direct_source", lambda *x: used.append(orig(*x)) or used[-1])
+    with use_options(cache_dir=str(tmp_path)):
+        out = _plain("cpu", a, b, blocks, 0, v=1)[1]
+    np.testing.assert_array_equal(out, a.astype(np.float64) @ b)
+    assert any(u is not None for u in used)          # the in-place path was taken
+    np.testing.assert_array_equal(_plain("interpreter", a, b, blocks, 0)[1], out)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("clobber", [1, 2])
+def test_plain_matmul_b_overwritten_after_load(backend, clobber, tmp_path, monkeypatch):
+    """A store after B's load keeps B's per-program copy (the dot sees the loaded values)."""
+    M, N, K = 64, 48, 64
+    rng = np.random.default_rng(22)
+    a, b = ints(rng, (M, K)), ints(rng, (K, N))
+    used = []
+    orig = lower_dot._direct_source
+    monkeypatch.setattr(lower_dot, "_direct_source", lambda *x: used.append(orig(*x)) or used[-1])
+    with use_options(cache_dir=str(tmp_path)):
+        b_after, out = _plain(backend, a, b, (64, 48, 16), clobber, v=2)   # one program owns B
+    np.testing.assert_array_equal(out, a.astype(np.float64) @ b)
+    np.testing.assert_array_equal(b_after, b * (2.0 if clobber == 1 else 0.0))
+    assert all(u is None for u in used)

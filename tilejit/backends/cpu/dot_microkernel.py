@@ -28,6 +28,7 @@ from ...ir.types import float32
 from ..llvm import intrinsics as intr
 from ..llvm.casts import lower_cast
 from ..llvm.types import F64, I64, storage_type, to_storage, value_type
+from .dot_prefetch import LINE, prefetch
 from .tiles import BufTile
 
 _FEATURES = []
@@ -71,6 +72,22 @@ def _floor_pow2(n: int) -> int:
     while p * 2 <= n:
         p *= 2
     return p
+
+
+KNOBS = {"tail_split": True, "c_prefetch": False, "direct_b": True, "pack_rows": True}     # experiments (bench/tune_matmul_cpu.py)
+
+
+def row_plan(M, mr, split=True):
+    """``(full blocks of mr rows, [rows of each tail block])`` covering M rows.  A
+    remainder much smaller than ``mr`` would leave its block few accumulators (the
+    FMA latency exposed), so it is merged with one full block and split in two."""
+    nfull, rem = divmod(M, mr)
+    if rem == 0:
+        return nfull, []
+    if split and nfull and rem < mr - 2:
+        total = rem + mr
+        return nfull - 1, [total - total // 2, total // 2]
+    return nfull, [rem]
 
 
 def _widths(n, vl):
@@ -121,7 +138,7 @@ class FloatDot:
         self.cty = value_type(d.cdt)
         self.shape = shape or choose_shape(self.M, self.N, self.K, d.cdt)
         s = self.shape
-        self.nrb = self.M // s.mr                      # full row blocks per panel
+        self.nrb, self.tails = row_plan(self.M, s.mr, KNOBS["tail_split"])  # full blocks per panel, tails
         nblocks = (self.N // s.nr) * self.nrb         # full blocks: where prefetches go
         self.prefetch = [(p, -(-p.rows // nblocks)) for p in prefetch] if nblocks else []
 
@@ -150,16 +167,17 @@ class FloatDot:
             self._rows(p)
 
     def _rows(self, panel):
-        mr, M = self.shape.mr, self.M
-        nfull, tail = divmod(M, mr)
+        mr, nfull = self.shape.mr, self.nrb
         if nfull:
             def full(i0):
                 if panel.jb is not None:
                     self._prefetch(panel.jb, i0)
                 self._block(i0, mr, panel)
             self.ctx.em.counted_loop(_c(0), _c(nfull * mr), _c(mr), name="dot.mb", body=full)
-        if tail:
-            self._block(_c(nfull * mr), tail, panel)
+        i0 = nfull * mr
+        for rows in self.tails:
+            self._block(_c(i0), rows, panel)
+            i0 += rows
 
     def _prefetch(self, jb, i0):
         """This full block's share of the next tiles' rows (see dot_prefetch.py)."""
@@ -176,33 +194,55 @@ class FloatDot:
     # ---- B packing --------------------------------------------------------------
     def _pack_b(self):
         """Copy B (K x N, row-major) into panels of ``nr`` columns, each K x nr
-        contiguous (the last panel ``N % nr`` wide); returns the packed buffer."""
+        contiguous (the last panel ``N % nr`` wide); returns the packed buffer.  With
+        ``d.b_src`` B is read where the kernel loaded it from (no intermediate copy)."""
         ctx, s, K, N = self.ctx, self.shape, self.K, self.N
-        src = self.d.b
         buf = ctx.alloca(self.cty, K * N)
         nfull, tail = divmod(N, s.nr)
         b = ctx.b
+        src = self._b_reader()
 
         def copy(k, j0, base, width):
+            ctx.elem_cache = {}          # element values memoised in one loop body only
             for off, w in zip(_offsets(_widths(width, s.vl)), _widths(width, s.vl)):
-                vty = _vty(self.cty, w)
-                ld = b.load(b.gep(src.ptr, [b.add(b.add(b.mul(k, _c(N)), j0), _c(off))],
-                                  source_etype=self.cty), typ=vty)
+                ld = b.load(src(k, j0, off), typ=_vty(self.cty, w))
                 ld.align = _elem_align(self.cty)
                 st = b.store(ld, b.gep(buf, [b.add(b.add(base, b.mul(k, _c(width))), _c(off))],
                                        source_etype=self.cty))
                 st.align = _elem_align(self.cty)
+            ctx.elem_cache = {}
 
-        def panel(jb):
+        def row(k):              # one row of B at a time: contiguous reads
+            if nfull:
+                ctx.em.counted_loop(_c(0), _c(nfull), name="pack.nb",
+                                    body=lambda jb: copy(k, b.mul(jb, _c(s.nr)), b.mul(jb, _c(K * s.nr)), s.nr))
+            if tail:
+                copy(k, _c(nfull * s.nr), _c(nfull * s.nr * K), tail)
+
+        def panel(jb):           # one panel at a time: contiguous writes
             j0 = b.mul(jb, _c(s.nr))
             base = b.mul(jb, _c(K * s.nr))
             ctx.em.counted_loop(_c(0), _c(K), name="pack.k", body=lambda k: copy(k, j0, base, s.nr))
+        if KNOBS["pack_rows"]:
+            ctx.em.counted_loop(_c(0), _c(K), name="pack.k", body=row)
+            return buf
         if nfull:
             ctx.em.counted_loop(_c(0), _c(nfull), name="pack.nb", body=panel)
         if tail:
             ctx.em.counted_loop(_c(0), _c(K), name="pack.k",
                                 body=lambda k: copy(k, _c(nfull * s.nr), _c(nfull * s.nr * K), tail))
         return buf
+
+    def _b_reader(self):
+        """``read(k, j0, off) -> ptr`` of B element (k, j0 + off): the source tile's
+        addresses when every vector of the packing lies in one contiguous group."""
+        b, d, s = self.ctx.b, self.d, self.shape
+        direct = getattr(d, "b_src", None)
+        if direct is not None and direct[1] % s.vl == 0 and KNOBS["direct_b"]:
+            addr = direct[0]
+            return lambda k, j0, off: addr(self.ctx, k, b.add(j0, _c(off)))
+        return lambda k, j0, off: b.gep(d.b.ptr, [b.add(b.add(b.mul(k, _c(self.N)), j0), _c(off))],
+                                        source_etype=self.cty)
 
     # ---- one register block --------------------------------------------------
     def _block(self, i0, rows, panel):
@@ -213,6 +253,8 @@ class FloatDot:
         vtys = [_vty(cty, w) for w in panel.widths]
         accs = [[self._load_c(i0, r, panel.j0, o, w, vt) for o, w, vt in zip(offs, panel.widths, vtys)]
                 for r in range(rows)]
+        if KNOBS["c_prefetch"]:
+            self._prefetch_c(i0, rows, panel)
         arow = [b.gep(self.d.a.ptr, [b.mul(b.add(i0, _c(r)), _c(K))], source_etype=cty) for r in range(rows)]
         bbase = b.gep(panel.ptr, [panel.col], source_etype=cty)
         pre = b.block
@@ -248,6 +290,23 @@ class FloatDot:
             for c, (o, w) in enumerate(zip(offs, panel.widths)):
                 self._store_c(i0, r, panel.j0, o, w, phis[r][c])
         ctx.elem_cache = {}
+
+    def _prefetch_c(self, i0, rows, panel):
+        """Prefetch the accumulator and output lines of the next block down (rows
+        ``i0 + rows ...``): they are in L2, and the next block starts by loading them.
+        Past the last row the addresses are beyond the buffers: harmless."""
+        b, acc = self.ctx.b, self.d.acc
+        esz = 8 if self.cty == F64 else 4
+        lines = range(0, sum(panel.widths) * esz, LINE)
+        bufs = [(self.out, 1)]
+        if isinstance(acc, BufTile) and acc.dtype == self.d.cdt:
+            bufs.append((acc.ptr, 0))
+        for ptr, rw in bufs:
+            for r in range(rows):
+                row = b.gep(ptr, [b.add(b.mul(b.add(i0, _c(rows + r)), _c(self.N)), panel.j0)],
+                            source_etype=self.cty)
+                for off in lines:
+                    prefetch(b, b.gep(row, [_c(off)], source_etype=ir.IntType(8)), rw=rw)
 
     def _load_c(self, i0, r, j0, o, w, vty):
         b, d = self.ctx.b, self.d

@@ -41,10 +41,10 @@ class RowPrefetch(NamedTuple):
             prefetch(ctx.b, self.addr(ctx, row, col))
 
 
-def prefetch(b, p):
-    """``llvm.prefetch`` (read, data cache) of pointer ``p``."""
+def prefetch(b, p, rw=0):
+    """``llvm.prefetch`` of pointer ``p`` into the data cache (``rw`` 1: for a write)."""
     intr.call_overloaded(b, "prefetch", [p], ret=ir.VoidType(), overload_types=[p.type],
-                         extra_args=[ir.Constant(I32, 0), ir.Constant(I32, LOCALITY), ir.Constant(I32, 1)])
+                         extra_args=[ir.Constant(I32, rw), ir.Constant(I32, LOCALITY), ir.Constant(I32, 1)])
 
 
 def next_tile(ctx, value) -> RowPrefetch | None:

@@ -31,10 +31,11 @@ def _converted(ctx, tile, dt):
 class DotTile(Tile):
     """``a @ b + acc`` evaluated when materialized (into its final buffer)."""
 
-    def __init__(self, a: BufTile, b: BufTile, acc, out_dtype, cdt, prefetch=()):
+    def __init__(self, a: BufTile, b: BufTile, acc, out_dtype, cdt, prefetch=(), b_src=None):
         super().__init__((a.shape[0], b.shape[1]), out_dtype)
         self.a, self.b, self.acc, self.cdt = a, b, acc, cdt
         self.prefetch = tuple(prefetch)      # dot_prefetch.RowPrefetch of the next tiles
+        self.b_src = b_src                   # B read where it lives (see _direct_source)
         self.cost = 1000
 
     def _elem(self, ctx, idx):
@@ -93,10 +94,38 @@ def fold_add_into_dot(ctx, op, reps):
                 return None
             if not isinstance(other, BufTile) and other.cost > 0:
                 other = materialize(ctx, other)
-            tile = DotTile(r.a, r.b, other, op.result.type.element, r.cdt, r.prefetch)
+            tile = DotTile(r.a, r.b, other, op.result.type.element, r.cdt, r.prefetch, r.b_src)
             _bind(ctx, op, tile)
             return tile
     return None
+
+
+def _direct_source(ctx, value, cdt):
+    """``(addr(ctx, row, col) -> ptr, group)`` when dot operand ``value`` may be read
+    where it lives instead of from its per-program copy: an unmasked, non-volatile
+    ``tt.load`` of ``cdt`` elements whose vector plan makes every aligned group of
+    ``group`` lanes of a row contiguous, followed in its block only by pure ops, loads
+    and the terminator (nothing can write memory before the dot is evaluated, even
+    when it is deferred to the block's yield).  Else None."""
+    from .vectorize import plan_of
+    ld = value.op
+    if (not isinstance(ld, ops.LoadOp) or ld.mask is not None or ld.volatile
+            or len(value.type.shape) != 2 or value.type.element != cdt):
+        return None
+    plan = plan_of(ctx, ld)
+    if plan.width < 2 or plan.lane_mask:
+        return None
+    block = ld.parent
+    after = block.ops[block.ops.index(ld) + 1:]
+    if not all(o.has_trait("pure") or isinstance(o, ops.LoadOp) or o is block.terminator for o in after):
+        return None
+    ptr = ctx.get(ld.ptr)
+    if not isinstance(ptr, Tile):
+        return None
+
+    def addr(c, row, col):
+        return ptr.elem(c, (row, col if isinstance(col, ir.Value) else ir.Constant(I64, col)))
+    return addr, plan.width
 
 
 def _bind(ctx, op, tile):
@@ -116,14 +145,17 @@ def _dot(ctx, op):
         cdt = acc_t
     a = _converted(ctx, ctx.get(op.a), cdt)
     bb = _converted(ctx, ctx.get(op.b), cdt)
-    pf = [p for p in (next_tile(ctx, op.a), next_tile(ctx, op.b)) if p is not None] if acc_t.kind == "float" else []
+    pf, bsrc = [], None
+    if acc_t.kind == "float":
+        pf = [p for p in (next_tile(ctx, op.a), next_tile(ctx, op.b)) if p is not None]
+        bsrc = _direct_source(ctx, op.b, cdt)
     users = ctx.plan.user_ops(op.result)
     if (acc_t.kind == "float" and _is_zero_const(op.acc) and len(users) == 1
             and isinstance(users[0], ops.AddOp) and users[0].parent is op.parent
             and users[0].lhs is not users[0].rhs):
-        ctx.set(op.result, DotTile(a, bb, None, acc_t, cdt, pf))     # folded into the add
+        ctx.set(op.result, DotTile(a, bb, None, acc_t, cdt, pf, bsrc))     # folded into the add
         return
     acc = ctx.get(op.acc)
     if not isinstance(acc, BufTile) and acc.cost > 0:
         acc = materialize(ctx, acc)
-    _bind(ctx, op, DotTile(a, bb, acc, acc_t, cdt, pf))
+    _bind(ctx, op, DotTile(a, bb, acc, acc_t, cdt, pf, bsrc))
