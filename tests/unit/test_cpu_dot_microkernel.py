@@ -1,9 +1,8 @@
-"""The CPU backend's tl.dot micro-kernel (dot_microkernel.py, dot_prefetch.py)
-against float64 numpy references and the interpreter: row/column tails of the
-register block, packed B panels, fp16/bf16 operands with fp32 accumulation,
-transposed operands, an accumulator passed in, masked edges, loops whose operand
-pointers advance (software prefetch of the next tiles) and forced block shapes
-(AVX-512's and SSE's) compiled for this host."""
+"""The CPU backend's tl.dot micro-kernel (dot_microkernel.py, lower_dot.py) against
+float64 numpy references and the interpreter: row/column tails of the register
+block, packed B panels (from the load's copy or read in place), fp16/bf16 operands
+with fp32 accumulation, transposed operands, an accumulator passed in, masked
+edges, and forced block shapes (AVX-512's, fp64's, others) compiled for this host."""
 import numpy as np
 import pytest
 
@@ -125,7 +124,7 @@ def _matmul(backend, a, b, c, blocks, acc_in, v=0, bf16_bits=False):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("mnk,blocks", [
     ((100, 70, 90), (32, 32, 16)),        # masked edges on every axis, 6 K iterations
-    ((64, 64, 128), (64, 64, 32)),        # no edges: the prefetched next tiles are used
+    ((64, 64, 128), (64, 64, 32)),        # no edges (masks all true), 4 K iterations
     ((37, 129, 45), (16, 64, 32)),        # N tail panel inside a block, K edge
     ((130, 48, 64), (128, 16, 64)),       # 128 rows: 21 blocks of 6 + a 2-row tail
 ], ids=str)

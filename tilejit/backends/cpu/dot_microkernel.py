@@ -9,14 +9,20 @@ order, so every element is the same chain of fp32 FMAs whatever the blocking.
   vectors of B are loaded, each of the ``mr`` A elements is broadcast and FMA'd into
   its row.  ``mr * nvec`` accumulators hide the FMA latency (AVX2: 6 x 2 ymm = 12
   of 16 registers; AVX-512: 8 x 2 zmm = 16 of 32).
-* **Packed B.** B is copied once per dot into contiguous ``K x nr`` column panels, so
-  a block streams one 64-byte-aligned panel instead of ``K`` rows ``N`` elements
-  apart (those map to a few L1 sets and evict each other).  fp16/bf16 operands are
-  converted to the compute type by the same copy.
+* **Packed B.** B is copied once per dot, row by row, into contiguous ``K x nr``
+  column panels, so a block streams one panel instead of ``K`` rows ``N`` elements
+  apart (those map to a few L1 sets and evict each other).  When B's tile is an
+  unmasked load of memory nothing writes before the dot (``lower_dot._direct_source``)
+  the copy reads that memory itself: the load's per-program buffer is then never read
+  and LLVM deletes it.  (fp16/bf16 operands arrive converted: ``lower_dot._converted``.)
 * **Loop order.** Panels outer, row blocks inner: the panel stays in L1 while A's
   rows stream past it.
-* **Edges.** ``M % mr`` rows are one more block of fewer rows; ``N % nr`` columns a
+* **Edges.** ``M % mr`` rows are one more block of fewer rows (a small remainder is
+  merged with one full block and split in two: ``row_plan``); ``N % nr`` columns a
   last panel of full vectors plus one narrower vector.  Any M, N, K works.
+* Tried and dropped (measured on znver3, bench/results/cpu_matmul_notes.md):
+  software prefetch of the next loop iteration's operand tiles and of the next
+  block's accumulator rows; reading A's broadcasts in place.
 """
 from __future__ import annotations
 
@@ -28,7 +34,6 @@ from ...ir.types import float32
 from ..llvm import intrinsics as intr
 from ..llvm.casts import lower_cast
 from ..llvm.types import F64, I64, storage_type, to_storage, value_type
-from .dot_prefetch import LINE, prefetch
 from .tiles import BufTile
 
 _FEATURES = []
@@ -74,17 +79,14 @@ def _floor_pow2(n: int) -> int:
     return p
 
 
-KNOBS = {"tail_split": True, "c_prefetch": False, "direct_b": True, "pack_rows": True}     # experiments (bench/tune_matmul_cpu.py)
-
-
-def row_plan(M, mr, split=True):
+def row_plan(M, mr):
     """``(full blocks of mr rows, [rows of each tail block])`` covering M rows.  A
     remainder much smaller than ``mr`` would leave its block few accumulators (the
     FMA latency exposed), so it is merged with one full block and split in two."""
     nfull, rem = divmod(M, mr)
     if rem == 0:
         return nfull, []
-    if split and nfull and rem < mr - 2:
+    if nfull and rem < mr - 2:
         total = rem + mr
         return nfull - 1, [total - total // 2, total // 2]
     return nfull, [rem]
@@ -121,7 +123,6 @@ def _splat(b, s, vty):
 
 class _Panel(NamedTuple):
     """Columns ``[j0, j0 + sum(widths))`` of B: where row k's vectors are read."""
-    jb: object           # i64 index of a full panel, None for the last narrower one
     j0: object           # i64 first column
     widths: tuple        # vector widths of one block row
     ptr: object          # panel base (packed) or B itself
@@ -132,15 +133,12 @@ class _Panel(NamedTuple):
 class FloatDot:
     """Emits ``out = a @ b + acc`` for one DotTile (see the module docstring)."""
 
-    def __init__(self, ctx, d, out_ptr, shape: Shape | None = None, prefetch=()):
+    def __init__(self, ctx, d, out_ptr, shape: Shape | None = None):
         self.ctx, self.d, self.out = ctx, d, out_ptr
         (self.M, self.K), self.N = d.a.shape, d.b.shape[1]
         self.cty = value_type(d.cdt)
         self.shape = shape or choose_shape(self.M, self.N, self.K, d.cdt)
-        s = self.shape
-        self.nrb, self.tails = row_plan(self.M, s.mr, KNOBS["tail_split"])  # full blocks per panel, tails
-        nblocks = (self.N // s.nr) * self.nrb         # full blocks: where prefetches go
-        self.prefetch = [(p, -(-p.rows // nblocks)) for p in prefetch] if nblocks else []
+        self.nrb, self.tails = row_plan(self.M, self.shape.mr)   # full row blocks, tail blocks
 
     # ---- driver ---------------------------------------------------------------
     def emit(self):
@@ -152,44 +150,29 @@ class FloatDot:
             def full(jb):
                 j0 = self.ctx.b.mul(jb, _c(s.nr))
                 if packed is not None:
-                    p = _Panel(jb, j0, (s.vl,) * s.nvec, packed, s.nr, self.ctx.b.mul(jb, _c(K * s.nr)))
+                    p = _Panel(j0, (s.vl,) * s.nvec, packed, s.nr, self.ctx.b.mul(jb, _c(K * s.nr)))
                 else:
-                    p = _Panel(jb, j0, (s.vl,) * s.nvec, self.d.b.ptr, N, j0)
+                    p = _Panel(j0, (s.vl,) * s.nvec, self.d.b.ptr, N, j0)
                 self._rows(p)
             em.counted_loop(_c(0), _c(nfull), name="dot.nb", body=full)
         if tail:
             j0 = _c(nfull * s.nr)
             widths = tuple(_widths(tail, s.vl))
             if packed is not None:
-                p = _Panel(None, j0, widths, packed, tail, _c(nfull * s.nr * K))
+                p = _Panel(j0, widths, packed, tail, _c(nfull * s.nr * K))
             else:
-                p = _Panel(None, j0, widths, self.d.b.ptr, N, j0)
+                p = _Panel(j0, widths, self.d.b.ptr, N, j0)
             self._rows(p)
 
     def _rows(self, panel):
         mr, nfull = self.shape.mr, self.nrb
         if nfull:
-            def full(i0):
-                if panel.jb is not None:
-                    self._prefetch(panel.jb, i0)
-                self._block(i0, mr, panel)
-            self.ctx.em.counted_loop(_c(0), _c(nfull * mr), _c(mr), name="dot.mb", body=full)
+            self.ctx.em.counted_loop(_c(0), _c(nfull * mr), _c(mr), name="dot.mb",
+                                     body=lambda i0: self._block(i0, mr, panel))
         i0 = nfull * mr
         for rows in self.tails:
             self._block(_c(i0), rows, panel)
             i0 += rows
-
-    def _prefetch(self, jb, i0):
-        """This full block's share of the next tiles' rows (see dot_prefetch.py)."""
-        b = self.ctx.b
-        t = None
-        for p, q in self.prefetch:
-            if t is None:
-                t = b.add(b.mul(jb, _c(self.nrb)), b.udiv(i0, _c(self.shape.mr)))
-            for u in range(q):
-                row = b.add(b.mul(t, _c(q)), _c(u))
-                last = _c(p.rows - 1)
-                p.emit_row(self.ctx, b.select(b.icmp_unsigned("<", row, last), row, last))
 
     # ---- B packing --------------------------------------------------------------
     def _pack_b(self):
@@ -219,18 +202,7 @@ class FloatDot:
             if tail:
                 copy(k, _c(nfull * s.nr), _c(nfull * s.nr * K), tail)
 
-        def panel(jb):           # one panel at a time: contiguous writes
-            j0 = b.mul(jb, _c(s.nr))
-            base = b.mul(jb, _c(K * s.nr))
-            ctx.em.counted_loop(_c(0), _c(K), name="pack.k", body=lambda k: copy(k, j0, base, s.nr))
-        if KNOBS["pack_rows"]:
-            ctx.em.counted_loop(_c(0), _c(K), name="pack.k", body=row)
-            return buf
-        if nfull:
-            ctx.em.counted_loop(_c(0), _c(nfull), name="pack.nb", body=panel)
-        if tail:
-            ctx.em.counted_loop(_c(0), _c(K), name="pack.k",
-                                body=lambda k: copy(k, _c(nfull * s.nr), _c(nfull * s.nr * K), tail))
+        ctx.em.counted_loop(_c(0), _c(K), name="pack.k", body=row)
         return buf
 
     def _b_reader(self):
@@ -238,7 +210,7 @@ class FloatDot:
         addresses when every vector of the packing lies in one contiguous group."""
         b, d, s = self.ctx.b, self.d, self.shape
         direct = getattr(d, "b_src", None)
-        if direct is not None and direct[1] % s.vl == 0 and KNOBS["direct_b"]:
+        if direct is not None and direct[1] % s.vl == 0:
             addr = direct[0]
             return lambda k, j0, off: addr(self.ctx, k, b.add(j0, _c(off)))
         return lambda k, j0, off: b.gep(d.b.ptr, [b.add(b.add(b.mul(k, _c(self.N)), j0), _c(off))],
@@ -253,8 +225,6 @@ class FloatDot:
         vtys = [_vty(cty, w) for w in panel.widths]
         accs = [[self._load_c(i0, r, panel.j0, o, w, vt) for o, w, vt in zip(offs, panel.widths, vtys)]
                 for r in range(rows)]
-        if KNOBS["c_prefetch"]:
-            self._prefetch_c(i0, rows, panel)
         arow = [b.gep(self.d.a.ptr, [b.mul(b.add(i0, _c(r)), _c(K))], source_etype=cty) for r in range(rows)]
         bbase = b.gep(panel.ptr, [panel.col], source_etype=cty)
         pre = b.block
@@ -290,23 +260,6 @@ class FloatDot:
             for c, (o, w) in enumerate(zip(offs, panel.widths)):
                 self._store_c(i0, r, panel.j0, o, w, phis[r][c])
         ctx.elem_cache = {}
-
-    def _prefetch_c(self, i0, rows, panel):
-        """Prefetch the accumulator and output lines of the next block down (rows
-        ``i0 + rows ...``): they are in L2, and the next block starts by loading them.
-        Past the last row the addresses are beyond the buffers: harmless."""
-        b, acc = self.ctx.b, self.d.acc
-        esz = 8 if self.cty == F64 else 4
-        lines = range(0, sum(panel.widths) * esz, LINE)
-        bufs = [(self.out, 1)]
-        if isinstance(acc, BufTile) and acc.dtype == self.d.cdt:
-            bufs.append((acc.ptr, 0))
-        for ptr, rw in bufs:
-            for r in range(rows):
-                row = b.gep(ptr, [b.add(b.mul(b.add(i0, _c(rows + r)), _c(self.N)), panel.j0)],
-                            source_etype=self.cty)
-                for off in lines:
-                    prefetch(b, b.gep(row, [_c(off)], source_etype=ir.IntType(8)), rw=rw)
 
     def _load_c(self, i0, r, j0, o, w, vty):
         b, d = self.ctx.b, self.d
@@ -349,11 +302,11 @@ def _offsets(widths):
     return out
 
 
-def emit_float_dot(ctx, d, out_ptr, shape: Shape | None = None, prefetch=()) -> None:
+def emit_float_dot(ctx, d, out_ptr, shape: Shape | None = None) -> None:
     """Write ``d.a @ d.b + d.acc`` (a DotTile with BufTile operands in the compute
-    type) into the row-major buffer ``out_ptr`` of ``d.dtype``; ``prefetch``:
-    ``dot_prefetch.RowPrefetch`` rows to spread over the register blocks."""
-    FloatDot(ctx, d, out_ptr, shape, prefetch).emit()
+    type; ``d.b_src`` optionally where B can be read in place) into the row-major
+    buffer ``out_ptr`` of ``d.dtype``."""
+    FloatDot(ctx, d, out_ptr, shape).emit()
 
 
 __all__ = ["Shape", "choose_shape", "emit_float_dot", "host_features"]

@@ -16,7 +16,6 @@ from ...ir.types import float32, float64
 from ..llvm.casts import lower_cast
 from ..llvm.types import I64, storage_type, to_storage, value_type
 from .dot_microkernel import emit_float_dot
-from .dot_prefetch import next_tile
 from .lower import RULES
 from .tiles import BufTile, LazyTile, Tile, materialize, linear_index, strides_of
 
@@ -31,10 +30,9 @@ def _converted(ctx, tile, dt):
 class DotTile(Tile):
     """``a @ b + acc`` evaluated when materialized (into its final buffer)."""
 
-    def __init__(self, a: BufTile, b: BufTile, acc, out_dtype, cdt, prefetch=(), b_src=None):
+    def __init__(self, a: BufTile, b: BufTile, acc, out_dtype, cdt, b_src=None):
         super().__init__((a.shape[0], b.shape[1]), out_dtype)
         self.a, self.b, self.acc, self.cdt = a, b, acc, cdt
-        self.prefetch = tuple(prefetch)      # dot_prefetch.RowPrefetch of the next tiles
         self.b_src = b_src                   # B read where it lives (see _direct_source)
         self.cost = 1000
 
@@ -49,12 +47,10 @@ class DotTile(Tile):
 
 
 def _float_kernel(ctx, d: DotTile, out_ptr):
-    emit_float_dot(ctx, d, out_ptr, _SHAPE_OVERRIDE[0] if _SHAPE_OVERRIDE else None,
-                   d.prefetch if _PREFETCH else ())
+    emit_float_dot(ctx, d, out_ptr, _SHAPE_OVERRIDE[0] if _SHAPE_OVERRIDE else None)
 
 
-_SHAPE_OVERRIDE = []     # experiments: a dot_microkernel.Shape forced on every dot
-_PREFETCH = True
+_SHAPE_OVERRIDE = []     # tests/experiments: a dot_microkernel.Shape forced on every float dot
 
 
 def _int_kernel(ctx, d: DotTile, out_ptr):
@@ -94,7 +90,7 @@ def fold_add_into_dot(ctx, op, reps):
                 return None
             if not isinstance(other, BufTile) and other.cost > 0:
                 other = materialize(ctx, other)
-            tile = DotTile(r.a, r.b, other, op.result.type.element, r.cdt, r.prefetch, r.b_src)
+            tile = DotTile(r.a, r.b, other, op.result.type.element, r.cdt, r.b_src)
             _bind(ctx, op, tile)
             return tile
     return None
@@ -145,17 +141,14 @@ def _dot(ctx, op):
         cdt = acc_t
     a = _converted(ctx, ctx.get(op.a), cdt)
     bb = _converted(ctx, ctx.get(op.b), cdt)
-    pf, bsrc = [], None
-    if acc_t.kind == "float":
-        pf = [p for p in (next_tile(ctx, op.a), next_tile(ctx, op.b)) if p is not None]
-        bsrc = _direct_source(ctx, op.b, cdt)
+    bsrc = _direct_source(ctx, op.b, cdt) if acc_t.kind == "float" else None
     users = ctx.plan.user_ops(op.result)
     if (acc_t.kind == "float" and _is_zero_const(op.acc) and len(users) == 1
             and isinstance(users[0], ops.AddOp) and users[0].parent is op.parent
             and users[0].lhs is not users[0].rhs):
-        ctx.set(op.result, DotTile(a, bb, None, acc_t, cdt, pf, bsrc))     # folded into the add
+        ctx.set(op.result, DotTile(a, bb, None, acc_t, cdt, bsrc))     # folded into the add
         return
     acc = ctx.get(op.acc)
     if not isinstance(acc, BufTile) and acc.cost > 0:
         acc = materialize(ctx, acc)
-    _bind(ctx, op, DotTile(a, bb, acc, acc_t, cdt, pf, bsrc))
+    _bind(ctx, op, DotTile(a, bb, acc, acc_t, cdt, bsrc))
