@@ -1,8 +1,10 @@
 """The floating-point ``tl.dot`` micro-kernel of the CPU backend.
 
-``C[M, N] = A[M, K] @ B[K, N] (+ acc)`` on per-program buffers, in the compute type
-(fp32, or fp64 for an fp64 accumulator), one fused multiply-add per product in K
-order, so every element is the same chain of fp32 FMAs whatever the blocking.
+``C[M, N] = A[M, K] @ B[K, N] + acc`` on per-program buffers, in the compute type
+(fp32, or fp64 for an fp64 accumulator): every element is one chain of fused
+multiply-adds in K order starting from 0, then ``+ acc`` (the interpreter's order of
+operations: ``matmul(a, b) + acc``), whatever the blocking.  Adding acc last also
+keeps its loads off the start of each block's FMA chains.
 
 * **Register blocking.** C is computed in blocks of ``mr`` rows x ``nvec`` vectors of
   ``vl`` lanes held in LLVM vector registers across the K loop: per k, ``nvec``
@@ -223,8 +225,7 @@ class FloatDot:
         ctx.elem_cache = {}
         offs = _offsets(panel.widths)
         vtys = [_vty(cty, w) for w in panel.widths]
-        accs = [[self._load_c(i0, r, panel.j0, o, w, vt) for o, w, vt in zip(offs, panel.widths, vtys)]
-                for r in range(rows)]
+        accs = [[ir.Constant(vt, None) for vt in vtys] for _ in range(rows)]     # acc added after
         arow = [b.gep(self.d.a.ptr, [b.mul(b.add(i0, _c(r)), _c(K))], source_etype=cty) for r in range(rows)]
         bbase = b.gep(panel.ptr, [panel.col], source_etype=cty)
         pre = b.block
@@ -258,7 +259,10 @@ class FloatDot:
         b.position_at_end(done)
         for r in range(rows):
             for c, (o, w) in enumerate(zip(offs, panel.widths)):
-                self._store_c(i0, r, panel.j0, o, w, phis[r][c])
+                v = phis[r][c]
+                if self.d.acc is not None:
+                    v = b.fadd(v, self._load_c(i0, r, panel.j0, o, w, vtys[c]))
+                self._store_c(i0, r, panel.j0, o, w, v)
         ctx.elem_cache = {}
 
     def _load_c(self, i0, r, j0, o, w, vty):
