@@ -303,7 +303,7 @@ def test_plain_matmul_reads_b_in_place(mnk, blocks, tmp_path, monkeypatch):
     used = []
     orig = lower_dot._direct_source
     monkeypatch.setattr(lower_dot, "_direct_source", lambda *x: used.append(orig(*x)) or used[-1])
-    with use_options(cache_dir=str(tmp_path)):
+    with use_options(cache_dir=str(tmp_path), vectorize=True, sanitize=False):   # the path needs vector plans
         out = _plain("cpu", a, b, blocks, 0, v=1)[1]
     np.testing.assert_array_equal(out, a.astype(np.float64) @ b)
     assert any(u is not None for u in used)          # the in-place path was taken
