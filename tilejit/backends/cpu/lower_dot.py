@@ -1,10 +1,11 @@
-"""``tt.dot`` lowering: a register-blocked micro-kernel.
+"""``tt.dot`` lowering rules.
 
-A and B are materialized (converted to the compute type: fp32, or fp64 for an
-fp64 accumulator; fp16/bf16 inputs accumulate in fp32).  C is computed in MR x NR
-blocks held in LLVM vector registers across the K loop: per k, NR/VL vectors of B
-are loaded, each of MR A elements is broadcast and FMA'd into the block.  Integer
-dots use a plain loop nest.  When the dot's only user is the ``scf.yield`` of its
+A and B are materialized in the compute type (fp32, or fp64 for an fp64 accumulator;
+fp16/bf16 inputs accumulate in fp32); float dots are emitted by the register-blocked
+micro-kernel of ``dot_microkernel.py``, which packs B into column panels, reading B
+where it lives when the load that produced it may be repeated at the dot
+(``_direct_source``).  Integer dots use a plain loop nest.  ``dot(a, b, 0) + c`` is
+folded into ``dot(a, b, c)``; when the dot's only user is the ``scf.yield`` of its
 block, it writes straight into the loop-carried buffer (no extra copy).
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..llvm.types import I64, storage_type, to_storage, value_type
 from .dot_microkernel import emit_float_dot
 from .lower import RULES
 from .tiles import BufTile, LazyTile, Tile, materialize, linear_index, strides_of
+
 
 def _converted(ctx, tile, dt):
     """Materialized copy of ``tile`` with element type ``dt``."""
