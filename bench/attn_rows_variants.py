@@ -1,7 +1,9 @@
 """Tutorial 06 forward (Z4 H32 N_CTX 4096 D64, BLOCK 128x64, 8 warps) on tilejit's CUDA
-backend, timed in one process for the variants of cuda/mma_rows.py (strided K load
-rotated a tile ahead or not), non-causal and causal, each checked against torch's
-float32 SDPA.  Usage: PYTHONPATH=$PWD python bench/attn_rows_variants.py"""
+backend, timed in one process for the variants of cuda/mma_rows.py (K's and V's tiles
+staged together at the top of the body or each before its dot; K's transposed block
+loaded K-major in vectors, or as strided 2-byte loads), non-causal and causal, each checked against torch's
+float32 SDPA (each variant compiles into its own cache: the switches are not part of the
+cache key).  Usage: PYTHONPATH=$PWD python bench/attn_rows_variants.py"""
 import os
 import statistics
 import sys
@@ -24,15 +26,18 @@ def main():
     o = torch.empty_like(q)
     m = torch.empty((Z, H, N), device="cuda", dtype=torch.float32)
     rows = []
-    for rotate in (True, False):
-        mma_rows.ROTATE_SCALAR_LOADS = rotate
-        with use_options(cache_dir=tempfile.mkdtemp(prefix=f"tj_rot{int(rotate)}_")):
+    for name, pre, km, regs in (("default (neither)", False, False, None), ("kmajor", False, True, None),
+                                ("prestage+kmajor", True, True, None), ("prestage+kmajor maxnreg128", True, True, 128)):
+        mma_rows.PRESTAGE_B, mma_rows.KMAJOR_B = pre, km
+        extra = {} if regs is None else {"maxnreg": regs}
+        rotate = name
+        with use_options(cache_dir=tempfile.mkdtemp(prefix=f"tj_{int(pre)}{int(km)}{regs}_")):
             for causal in (False, True):
                 def run():
                     K._attn_fwd[(N // BM, Z * H, 1)](q, k, v, 0.5, m, o, *q.stride(), *k.stride(), *v.stride(),
                                                      *o.stride(), Z, H, N_CTX=N, HEAD_DIM=D, BLOCK_M=BM,
                                                      BLOCK_N=BN, STAGE=3 if causal else 1, num_warps=8,
-                                                     num_stages=3)
+                                                     num_stages=3, **extra)
                 o.fill_(float("nan"))
                 run()
                 torch.cuda.synchronize()
@@ -52,9 +57,9 @@ def main():
                 ms = statistics.median(ts)
                 flops = 4 * Z * H * N * N * D * (0.5 if causal else 1)
                 rows.append((rotate, causal, ms, flops / ms / 1e9, err))
-                print(f"rotate_K={rotate} causal={causal}: {ms:.3f} ms {flops / ms / 1e9:.0f} TFLOP/s "
+                print(f"{rotate} causal={causal}: {ms:.3f} ms {flops / ms / 1e9:.0f} TFLOP/s "
                       f"max err {err:.2e}", flush=True)
-    print("| K rotated | causal | ms | TFLOP/s | max abs err vs torch fp32 |")
+    print("| variant | causal | ms | TFLOP/s | max abs err vs torch fp32 |")
     for r in rows:
         print(f"| {r[0]} | {r[1]} | {r[2]:.3f} | {r[3]:.0f} | {r[4]:.2e} |")
     assert all(r[4] < 1e-2 for r in rows), "wrong results"

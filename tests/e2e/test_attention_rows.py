@@ -1,6 +1,7 @@
 """Dot loops whose softmax rows stay in the mma layout on CUDA (cuda/mma_rows.py): the
 attention forward loop at several shapes, warps and dtypes (one or two 16-row tiles per
-warp), its row statistics read after the loop, a causal band whose mask is computed
+warp; K's transposed tile loaded K-major when its pointers are aligned, as the launch
+specialises them here), its row statistics read after the loop, a causal band whose mask is computed
 outside the region (the fallback conversions), and a loop with every reduction kind.
 Run on every backend against float64 references."""
 from __future__ import annotations
@@ -83,11 +84,34 @@ CASES = [  # H, N, D, BLOCK_M, BLOCK_N, warps, causal, bf16
     (2, 256, 64, 128, 64, 4, False, False),     # 32 rows per warp (two 16-row tiles)
     (2, 128, 32, 64, 32, 4, False, True),       # bf16, narrow tiles
     (1, 256, 64, 128, 64, 8, True, False),      # causal: mask outside the region
+    (2, 256, 32, 64, 64, 4, False, False),      # K-major K tiles wider than deep ...
+    (2, 256, 64, 64, 32, 4, False, False),      # ... and deeper than wide
 ]
 
 
+@pytest.fixture(params=["default", "kmajor+prestage"])
+def switches(request, backend, tmp_path):
+    """cuda/mma_rows' switches: as shipped, and with the K-major B loads and B
+    pre-staging on (off by default until run on a GPU; a private compile cache, since the
+    switches are not part of the cache key).  Only CUDA reads them."""
+    if request.param == "default":
+        yield
+        return
+    if backend != "cuda":
+        pytest.skip("the switches only change CUDA code")
+    from tilejit.backends.cuda import mma_rows
+    from tilejit.runtime.options import use_options
+    saved = mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B
+    mma_rows.KMAJOR_B = mma_rows.PRESTAGE_B = True
+    try:
+        with use_options(cache_dir=str(tmp_path)):
+            yield
+    finally:
+        mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B = saved
+
+
 @pytest.mark.parametrize("H,N,D,BM,BN,W,causal,bf16", CASES)
-def test_attention_rows(backend, rng, H, N, D, BM, BN, W, causal, bf16):
+def test_attention_rows(backend, rng, switches, H, N, D, BM, BN, W, causal, bf16):
     if backend == "interpreter" and N > 128 and W == 4:
         pytest.skip("covered by the other shapes on the interpreter")
     q, k, v = ((rng.standard_normal((H, N, D)) / 2).astype(np.float16) for _ in range(3))
@@ -150,3 +174,47 @@ def test_row_stats_every_reduction(backend, rng):
     np.testing.assert_allclose(r[:, 1], mn, rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(r[:, 2], sm, rtol=1e-3, atol=1e-2)
     np.testing.assert_allclose(out, acc, rtol=1e-2, atol=2e-2)
+
+
+@tilejit.jit
+def mixed_rows(A, B1, B2, Bias, Out, R, K_TOTAL, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+    """A region loop (row max, p -> second dot) with one consumer outside the region
+    between its dots (``s + bias`` with a blocked loop-invariant tile: a conversion through
+    shared memory after both B tiles were staged, so the second is staged again)."""
+    pid = tl.program_id(0)
+    offs_m = pid * BM + tl.arange(0, BM)
+    offs_d = tl.arange(0, D)
+    offs_n = tl.arange(0, BN)
+    a = tl.load(A + offs_m[:, None] * D + offs_d[None, :])
+    bias = tl.load(Bias + offs_m[:, None] * BN + offs_n[None, :])
+    mx = tl.zeros([BM], dtype=tl.float32) - float("inf")
+    tot = tl.zeros([BM], dtype=tl.float32)
+    acc = tl.zeros([BM, D], dtype=tl.float32)
+    for j in range(0, K_TOTAL, BN):
+        b1 = tl.load(B1 + offs_d[:, None] * K_TOTAL + (j + offs_n)[None, :])
+        s = tl.dot(a, b1)
+        tot += tl.sum(s + bias, 1)
+        mx = tl.maximum(mx, tl.max(s, 1))
+        b2 = tl.load(B2 + (j + offs_n)[:, None] * D + offs_d[None, :])
+        acc = tl.dot(tl.where(s > 0, s, 0.0).to(tl.float16), b2, acc)
+    tl.store(R + offs_m * 2, mx)
+    tl.store(R + offs_m * 2 + 1, tot)
+    tl.store(Out + offs_m[:, None] * D + offs_d[None, :], acc)
+
+
+def test_region_with_a_conversion_between_its_dots(backend, rng, switches):
+    BM, BN, D, KT, W = 64, 32, 32, 128, 4
+    a = (rng.standard_normal((2 * BM, D)) / 2).astype(np.float16)
+    b1 = (rng.standard_normal((D, KT)) / 2).astype(np.float16)
+    b2 = (rng.standard_normal((KT, D)) / 2).astype(np.float16)
+    bias = rng.standard_normal((2 * BM, BN)).astype(np.float32)
+    out = np.full((2 * BM, D), np.nan, np.float32)
+    r = np.full((2 * BM, 2), np.nan, np.float32)
+    mixed_rows[(2,)](a, b1, b2, bias, out, r, KT, BM=BM, BN=BN, D=D, num_warps=W, num_stages=3)
+    a64, b164, b264 = a.astype(np.float64), b1.astype(np.float64), b2.astype(np.float64)
+    s = a64 @ b164
+    w = np.where(s > 0, s, 0.0).astype(np.float16).astype(np.float64)
+    tot = sum((s[:, j:j + BN] + bias).sum(1) for j in range(0, KT, BN))
+    np.testing.assert_allclose(r[:, 0], s.max(1), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(r[:, 1], tot, rtol=1e-3, atol=1e-2)
+    np.testing.assert_allclose(out, w @ b264, rtol=1e-2, atol=2e-2)

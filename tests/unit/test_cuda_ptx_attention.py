@@ -46,11 +46,11 @@ def test_attention_loop_on_mma_with_the_accumulator_kept(arch):
     # per warp, 4 k-steps per dot, two dots
     assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
     assert "ld.local" not in ptx and "st.local" not in ptx
-    # A fragments come from registers: q's read once before the loop, p's built from the
-    # first dot's accumulator; B by ldmatrix.x4.trans, 4 per dot and k-step
-    assert body.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 0
-    assert ptx.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4
-    assert body.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 2 * 4 * 4
+    # A fragments come from registers: q's read once before the loop (4 ldmatrix.x4),
+    # p's built from the first dot's accumulator; B by 4 ldmatrix.x4 per dot and k-step
+    assert ptx.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") - body.count(
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4") == 2 * 4 * 4
     assert "ld.shared" not in body
     # the row max / row sum finish in the quad: 2 shuffles x 2 rows per thread, twice
     assert body.count("shfl.sync.bfly") == 2 * 2 * 2
@@ -72,6 +72,43 @@ def test_block_pointer_loads_are_prefetched_a_tile_ahead(arch):
     assert len(vec) == 4 and max(vec) < first_mma
     assert len(scal) == 16 and max(scal) < first_mma
     assert len(re.findall(r"ld\.global", body)) == 16 + 4
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 2 * 4 * 4
+
+
+@pytest.fixture
+def kmajor_prestage():
+    """mma_rows' K-major B loads and B pre-staging switched on (off by default: not yet
+    run on a GPU), with a private compile cache (the switches are not in the cache key)."""
+    import tempfile
+    from tilejit.backends.cuda import mma_rows
+    from tilejit.runtime.options import use_options
+    saved = mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B
+    mma_rows.KMAJOR_B = mma_rows.PRESTAGE_B = True
+    try:
+        with use_options(cache_dir=tempfile.mkdtemp(prefix="tj_kmajor_")):
+            yield
+    finally:
+        mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B = saved
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_kmajor_k_and_prestaged_operands(arch, kmajor_prestage):
+    """Switched on: K's transposed block (order (0, 1)) is loaded along its contiguous
+    dim 0 in 4-element vectors (its pointer tile evaluated transposed), staged K-major
+    and read by plain ldmatrix; K and V are staged side by side under one barrier pair."""
+    ptx = _ptx(arch)
+    body = _loop(ptx)
+    first_mma = body.index("mma.sync")
+    vec = [m.start() for m in re.finditer(r"@%p\d+ ld\.global\.v4\.b16", body)]
+    assert len(vec) == 8 and max(vec) < first_mma
+    assert len(re.findall(r"ld\.global", body)) == 8
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4 * 4
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 4 * 4
+    assert body.count("bar.sync") == 2
+    assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
+    if tgt.find_ptxas():
+        msg = tgt.ptxas(ptx, arch, verbose=True)
+        assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", msg), msg
 
 
 @needs_ptxas

@@ -78,6 +78,7 @@ class Lowering:
         self.smem_window = None             # max scratch bytes asked while a cp.async ring is live
         self.region_ops = set()             # ops lowered in the mma / row layouts (mma_rows)
         self.keep_layout = False            # get() returns region tiles as they are (mma_rows)
+        self.smem_calls = 0                 # scratch requests so far (lw.smem)
         self.kernel = self._declare_kernel()
 
     # ---- module and kernel ---------------------------------------------------
@@ -150,10 +151,13 @@ class Lowering:
         """The value's tile in the blocked layout (an mma accumulator is converted)."""
         t = self.values[value]
         if t.layout is not None and not isinstance(t.layout, Layout) and not self.keep_layout:
+            from .mma_rows import TransposedLayout, transposed_to_flat
             from .rules_mma import to_flat
             key = (value, self.b.block)     # reused where the conversion dominates
             if self._flat.get(key, (None,))[0] is not t:
-                self._flat[key] = (t, to_flat(self, t))
+                flat = (transposed_to_flat(self, t, value.type.shape, value.type.element)
+                        if isinstance(t.layout, TransposedLayout) else to_flat(self, t))
+                self._flat[key] = (t, flat)
             return self._flat[key][1]
         return t
 
@@ -263,6 +267,7 @@ class Lowering:
     def smem(self, nbytes: int, align: int = 16):
         """The dynamic shared-memory base (``ptr addrspace(3)``); reserves ``nbytes`` and
         aligns the base to ``align`` bytes (1024 for swizzled tensor-core tiles)."""
+        self.smem_calls += 1                # a scratch user (mma_rows.prestage_b checks)
         self.smem_bytes = max(self.smem_bytes, (nbytes + 15) // 16 * 16)
         if self.smem_window is not None:
             self.smem_window = max(self.smem_window, nbytes)

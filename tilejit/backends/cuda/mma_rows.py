@@ -36,6 +36,15 @@ from .lowering import RULES, Tile
 # A row-region loop has registers to spare (attention: 166 -> 205 with K held): its
 # strided (scalar) computed-pointer loads are rotated a tile ahead too (rules_control).
 ROTATE_SCALAR_LOADS = True
+# Such a load feeding only region dots as B, contiguous along the dot's K, is loaded
+# transposed in vectors and staged K-major (kmajor_width).  OFF: written and checked on
+# the CPU tier (PTX, ptxas, tests/unit/test_cuda_ptx_attention.py) but not yet run on a
+# GPU; tests/e2e/test_attention_rows.py and bench/attn_rows_variants.py switch it on.
+# Not part of the compile cache key: flip it only with a private cache_dir.
+KMAJOR_B = False
+# The B operands of a region loop's dots that are rotated loads are staged together at the
+# top of the body (one barrier pair per iteration instead of one per dot).  OFF, as above.
+PRESTAGE_B = False
 
 
 @dataclass(frozen=True)
@@ -356,3 +365,89 @@ def hoist_a(lw, plan):
         _stage(lw, base, 0, a, K + PAD)
         lw.barrier()
         hoisted[d] = a_fragments(lw, ml, M, K, base)
+
+
+# ---- K-major B operands -----------------------------------------------------------------
+@dataclass(frozen=True)
+class TransposedLayout:
+    """A 2-D tile of shape (R, C) held as its transpose: ``inner`` is the blocked layout of
+    (C, R) (the K-major B operand of a region dot, loaded along its contiguous dim 0)."""
+    inner: object
+
+    @property
+    def nslots(self):
+        return self.inner.nslots
+
+    vec = 1
+
+
+_KMAJOR_SLICE_OK = (ops.AddPtrOp, ops.AddOp, ops.SubOp, ops.MulOp, ops.CastOp)
+
+
+def kmajor_width(lw, for_op, plan, ld, sl):
+    """Elements per access when the rotated load ``ld`` (pointer slice ``sl``) feeds only
+    region dots as their B operand and its pointer is contiguous along dim 0 (the
+    dot's K): it is then loaded transposed, in vectors along dim 0 (0: keep it)."""
+    if (not KMAJOR_B or lw.facts is None or not lw.vectorize or lw.sanitize or ld.mask is not None
+            or ld.other is not None or len(ld.ptr.type.shape) != 2):
+        return 0
+    from .pipeline import _PTR_OK
+    if any(not isinstance(o, _KMAJOR_SLICE_OK + _PTR_OK) for o in sl):
+        return 0
+    uses = [o for o in for_op.body.walk() if any(x is ld.result for x in o.operands)]
+    if not uses or any(not isinstance(o, ops.DotOp) or o not in plan.forced or o.a is ld.result
+                       or o.acc is ld.result for o in uses):
+        return 0
+    if any(lw.forced_ml[o].nt % 2 for o in uses):
+        return 0
+    try:
+        info = lw.facts.axis(ld.ptr)
+    except Exception:
+        return 0
+    if info is None:
+        return 0
+    R, C = ld.ptr.type.shape
+    el = ld.ptr.type.element.element
+    size = T.mem_size(el)
+    lay = lw.layout((C, R))
+    contig, div = info.contiguity[0], info.divisibility[0]
+    w = min(lay.vec, contig, max(1, 16 // size))
+    while w > 1 and (div % (w * size) or R % w or contig % w or lay.vec % w):
+        w //= 2
+    return w if w > 1 else 0
+
+
+def transposed_to_flat(lw, tile, value_shape, el):
+    """A TransposedLayout tile back in the blocked layout of ``value_shape``."""
+    from ...ir.types import TileType
+    from .pipeline import _transpose_tile
+    inner = Tile(tile.regs, tile.layout.inner)
+    return _transpose_tile(lw, inner, el, tuple(reversed(value_shape)))
+
+
+def prestage_b(lw, plan, loaded):
+    """Stage the B operands (rotated load tiles in ``loaded``) of ``plan``'s dots side by
+    side in shared memory, between one barrier pair; each dot then reads its staging
+    unless a scratch user ran in between (``lw.smem_calls`` moved): it stages again."""
+    from .rules_mma import PAD, _stage
+    if not PRESTAGE_B:
+        return
+    dots = [d for d in plan.forced if d.b in loaded and lw.forced_ml[d].nt % 2 == 0]
+    if len(dots) < 2:
+        return
+    spans, off = [], 0
+    for d in dots:
+        t = lw.values[d.b]
+        kmajor = isinstance(t.layout, TransposedLayout)
+        (K, N) = d.b.type.shape
+        row = K + PAD if kmajor else N + PAD
+        spans.append((d, off, kmajor, row, Tile(t.regs, t.layout.inner) if kmajor else lw.get(d.b)))
+        off += ((N if kmajor else K) * row * 2 + 127) // 128 * 128
+    base = lw.smem(off)
+    lw.barrier()
+    for d, o, kmajor, row, tile in spans:
+        _stage(lw, base, o, tile, row)
+    lw.barrier()
+    staged = lw.__dict__.setdefault("prestaged", {})
+    for d, o, kmajor, row, _ in spans:
+        staged[d] = (base, o, kmajor, lw.smem_calls)

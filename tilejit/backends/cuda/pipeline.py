@@ -166,9 +166,15 @@ class IterSlice:
             self._variant[v] = any(self.variant(x) for x in o.operands)
         return self._variant[v]
 
-    def at(self, value, env):
-        """``value``'s tile with ``args`` bound to ``env`` (block arg -> scalar tile)."""
-        return self._ev(value, (), env, {})
+    def at(self, value, env, trans: bool = False):
+        """``value``'s tile with ``args`` bound to ``env`` (block arg -> scalar tile);
+        ``trans``: of the transposed 2-D value (the blocked layout of the reversed shape;
+        the invariant leaves are transposed once, the elementwise ops commute)."""
+        chain = ()
+        if trans:
+            tr = self.__dict__.setdefault("_trans", {})
+            chain = (tr.setdefault(value, _Trans(value)),)
+        return self._ev(value, chain, env, {})
 
     def _shape(self, v, chain):
         return tuple(chain[-1].result.type.shape) if chain else tuple(v.type.shape)
@@ -233,7 +239,10 @@ class IterSlice:
             t, cur = self._invariant(v), tuple(v.type.shape)
             for c in chain:
                 nxt = tuple(c.result.type.shape)
-                t = _reshape_tile(lw, t, v.type.element, cur, nxt, isinstance(c, ops.BroadcastOp))
+                if isinstance(c, _Trans):
+                    t = _transpose_tile(lw, t, v.type.element, cur)
+                else:
+                    t = _reshape_tile(lw, t, v.type.element, cur, nxt, isinstance(c, ops.BroadcastOp))
                 cur = nxt
         self._leaves[key] = t
         return t
@@ -285,3 +294,27 @@ def _reshape_tile(lw, t, el, sshape, dshape, broadcast: bool):
             return lw.flat_index(dshape, idx)
         return lw.flat_index(sshape, [i if d != 1 else lw.i32(0) for i, d in zip(idx, sshape)])
     return exchange(lw, t, TileType(el, sshape), TileType(el, dshape), src_flat)
+
+
+class _Trans:
+    """The outermost link of an IterSlice chain that transposes a 2-D value."""
+
+    class _Result:
+        def __init__(self, ty):
+            self.type = ty
+
+    def __init__(self, value):
+        self.result = _Trans._Result(value.type.with_shape(tuple(reversed(value.type.shape))))
+
+
+def _transpose_tile(lw, t, el, shape):
+    """The blocked tile ``t`` of a 2-D ``shape`` transposed (through shared memory)."""
+    from ...ir.types import TileType
+    from .lowering import Tile
+    from .rules_tiles import exchange
+    dshape = tuple(reversed(shape))
+    if t.layout is None:
+        dl = lw.layout(dshape)
+        return Tile([t.regs[0]] * dl.nslots, dl)
+    return exchange(lw, t, TileType(el, shape), TileType(el, dshape),
+                    lambda idx: lw.flat_index(shape, [idx[1], idx[0]]))

@@ -108,12 +108,28 @@ def _loop_cond(lw, iv, ub, step, el):
 
 
 def _prefetch(lw, loads, ptr_tiles, cond):
-    """Load each rotated load's tile through ``ptr_tiles`` where ``cond`` (a scalar) holds."""
+    """Load each rotated load's tile through ``ptr_tiles`` where ``cond`` (a scalar) holds.
+    A K-major load (``lw.kmajor_loads``) yields a mma_rows.TransposedLayout tile: loaded
+    in vectors along dim 0 through its transposed pointer tile, or (when the pointer
+    could not be evaluated transposed) loaded as usual and transposed."""
+    from .mma_rows import TransposedLayout
+    from .pipeline import _transpose_tile
     from .rules_memory import load_tile, vector_width
     out = []
-    for (ld, j), (pval, ptile) in zip(loads, ptr_tiles):
-        w = vector_width(lw, ld, pval, None, ld.ptr.type.element.element)
-        out.append(load_tile(lw, ld, ptile, [cond] * len(ptile.regs), w))
+    kmajor = getattr(lw, "kmajor_loads", {})
+    for (ld, j), got in zip(loads, ptr_tiles):
+        pval, ptile = got[0], got[1]
+        el = ld.ptr.type.element.element
+        if len(got) > 2 and got[2]:           # the transposed pointer tile
+            t = load_tile(lw, ld, ptile, [cond] * len(ptile.regs), kmajor[ld])
+            out.append(Tile(t.regs, TransposedLayout(t.layout)))
+            continue
+        w = vector_width(lw, ld, pval, None, el)
+        t = load_tile(lw, ld, ptile, [cond] * len(ptile.regs), w)
+        if ld in kmajor:
+            t = _transpose_tile(lw, t, el, tuple(ld.ptr.type.shape))
+            t = Tile(t.regs, TransposedLayout(t.layout))
+        out.append(t)
     return out
 
 
@@ -134,6 +150,7 @@ def _for(lw, op):
     rows = rplan.rows if rplan is not None and carry else {}
     if rplan is not None and carry:
         lw.region_ops |= rplan.ops
+        lw.__dict__.setdefault("row_plans", {})[op] = rplan
         hoist_a(lw, rplan)
     elif rplan is not None:             # no carried accumulator: keep the usual dot layouts
         for d in rplan.forced:
@@ -144,6 +161,8 @@ def _for(lw, op):
     from . import mma_rows
     loads = [(ld, j) for ld, j in loads
              if isinstance(j, int) or (rows and mma_rows.ROTATE_SCALAR_LOADS) or _wide(lw, ld)]
+    if rows:
+        _kmajor_loads(lw, op, rplan, loads)
     direct = _direct_loads(lw, op, {ld for ld, _ in loads}) if carry and getattr(lw, "pipeline", True) else {}
     if direct:                        # the invariant leaves, once, before the loop
         first = {a: t for a, t in zip(op.body.args, [Tile([lb], None)] + inits)}
@@ -164,7 +183,7 @@ def _for(lw, op):
     carried = _unflat(phis, inits)
     n = len(op.inits)
     nxt = _lower_body(lw, op, iv, step, ub, el, carried[:n], loads, early, carried[n:], direct)
-    nxt = [to_mma(lw, t, carry[i]) if i in carry and i < n else
+    nxt = [t if i >= n else to_mma(lw, t, carry[i]) if i in carry else
            to_rows(lw, t, rows[i]) if i in rows else _flat_tiles(lw, [t])[0]
            for i, t in enumerate(nxt)]
     latch = b.block
@@ -174,6 +193,17 @@ def _for(lw, op):
     b.branch(head)
     b.position_at_end(exit_)
     return carried[:n]
+
+
+def _kmajor_loads(lw, op, rplan, loads):
+    """Record in ``lw.kmajor_loads`` the rotated loads that are the region dots' K-major
+    B operands (mma_rows.kmajor_width: loaded transposed, in vectors)."""
+    from . import mma_rows
+    kmajor = lw.__dict__.setdefault("kmajor_loads", {})
+    for ld, j in loads:
+        w = 0 if isinstance(j, int) else mma_rows.kmajor_width(lw, op, rplan, ld, j)
+        if w and _iter_slice(lw, op, ld, j) is not None:
+            kmajor[ld] = w
 
 
 def _wide(lw, ld):
@@ -191,6 +221,8 @@ def _computed_ptr(lw, op, ld, sl, env):
     first call, which is before the loop)."""
     ev = _iter_slice(lw, op, ld, sl)
     if ev is not None and all(env.get(a) is not None for a in ev.args):
+        if ld in getattr(lw, "kmajor_loads", {}):
+            return ld.ptr, ev.at(ld.ptr, {a: env[a] for a in ev.args}, trans=True), True
         return ld.ptr, ev.at(ld.ptr, {a: env[a] for a in ev.args})
     body = op.body
     keep = list(body.args) + [r for o in sl for r in o.results]
@@ -298,6 +330,10 @@ def _lower_body(lw, op, iv, step, ub, el, carried, loads, early, prefetched, dir
                 nxt[a] = lw.raw(term.values[i])
         nxt_loads = _prefetch(lw, loads, [(term.values[j], lw.get(term.values[j])) if isinstance(j, int)
                                           else _computed_ptr(lw, op, ld, j, nxt) for ld, j in loads], more)
+        rplan = getattr(lw, "row_plans", {}).get(op)
+        if rplan is not None:
+            from .mma_rows import prestage_b
+            prestage_b(lw, rplan, {ld.result for ld, _ in loads})
     skip = early | {ld for ld, _ in loads}
     for ld, j in loads:
         if not isinstance(j, int):

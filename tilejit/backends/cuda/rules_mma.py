@@ -182,10 +182,12 @@ def to_mma(lw, tile: Tile, ml: MmaLayout) -> Tile:
 
 
 def to_flat(lw, tile: Tile) -> Tile:
-    from .mma_rows import RowLayout, rows_to_flat
+    from .mma_rows import RowLayout, TransposedLayout, rows_to_flat
     ml = tile.layout
     if isinstance(ml, RowLayout):
         return rows_to_flat(lw, tile)
+    if isinstance(ml, TransposedLayout):
+        raise AssertionError("a transposed tile is converted by Lowering.get (it knows the value)")
     if not isinstance(ml, MmaLayout):
         return tile
     M, N = ml.shape
@@ -295,16 +297,26 @@ def lower_dot_mma(lw, op, ml: MmaLayout) -> Tile:
 
 
 def _dot_register_a(lw, op, ml, afr):
-    """lower_dot_mma with the A fragments given (registers): only B is staged."""
-    b_ = lw.get(op.b)
+    """lower_dot_mma with the A fragments given (registers): only B is staged, N-major
+    (rows of N+PAD halves, ldmatrix.trans) or, when it was loaded transposed
+    (mma_rows.TransposedLayout), K-major (rows of K+PAD halves, plain ldmatrix)."""
+    from .mma_rows import TransposedLayout
     acc = _scaled_acc(lw, op, ml) if op.acc.op in lw.deferred else to_mma(lw, lw.raw(op.acc), ml)
     (M, K), (_, N) = op.a.type.shape, op.b.type.shape
-    base = lw.smem(K * (N + PAD) * 2)
-    lw.barrier()
-    _stage(lw, base, 0, b_, N + PAD)
-    lw.barrier()
     kind = "f16" if op.a.type.element.name == "fp16" else "bf16"
-    return Tile(_ldmatrix_dot(lw, ml, kind, (M, K, N), base, 0, list(acc.regs), afr), ml)
+    pre = getattr(lw, "prestaged", {}).pop(op, None)
+    if pre is not None and pre[3] == lw.smem_calls:      # staged at the top of the body, intact
+        base, boff, kmajor, _ = pre
+        return Tile(_ldmatrix_dot(lw, ml, kind, (M, K, N), base, boff, list(acc.regs), afr, kmajor), ml)
+    bt = lw.raw(op.b)
+    kmajor = isinstance(bt.layout, TransposedLayout)
+    b_ = Tile(bt.regs, bt.layout.inner) if kmajor else lw.get(op.b)
+    row = K + PAD if kmajor else N + PAD
+    base = lw.smem((N if kmajor else K) * row * 2)
+    lw.barrier()
+    _stage(lw, base, 0, b_, row)
+    lw.barrier()
+    return Tile(_ldmatrix_dot(lw, ml, kind, (M, K, N), base, 0, list(acc.regs), afr, kmajor), ml)
 
 
 def _a_reader(lw, ml, M, K, base):
@@ -328,28 +340,37 @@ def a_fragments(lw, ml, M, K, base):
     return [read(ks) for ks in range(K // 16)]
 
 
-def _ldmatrix_dot(lw, ml, kind, mkn, base, boff, regs, afrags=None):
+def _ldmatrix_dot(lw, ml, kind, mkn, base, boff, regs, afrags=None, b_kmajor=False):
     """The k-steps of lower_dot_mma with fragments read by ``ldmatrix.x4`` (``.trans``
     for the K-major B): the lane/matrix mapping of rules_wgmma.mma_consume, on the
     padded row-major staging (A rows K+PAD halves, B rows N+PAD; 16-byte row chunks).
-    ``afrags`` ([k-step][mi]) replaces the A reads when A is in registers."""
+    ``afrags`` ([k-step][mi]) replaces the A reads when A is in registers; ``b_kmajor``:
+    B is staged transposed (rows of K+PAD halves), read by plain ``ldmatrix.x4``."""
     from .rules_wgmma import _ldmatrix_x4, shared_addr
     M, K, N = mkn
     b = lw.b
-    sb = (N + PAD) * 2
     lane = lw.lane
     wc = b.urem(lw.warp, lw.i32(ml.wn))
     q, lr = b.lshr(lane, lw.i32(3)), b.and_(lane, lw.i32(7))
-    b_k = b.add(lr, b.mul(b.and_(q, lw.i32(1)), lw.i32(8)))
-    b_nc = b.add(b.mul(wc, lw.i32(N // ml.wn // 8)), b.lshr(q, lw.i32(1)))
     s0 = shared_addr(lw, base)
-    b_addr = b.add(s0, b.add(lw.i32(boff), b.add(b.mul(b_k, lw.i32(sb)), b.mul(b_nc, lw.i32(16)))))
+    if b_kmajor:        # matrix q: n-tile q>>1, k-half q&1; lane row lr = n within the tile
+        sb = (K + PAD) * 2
+        b_n = b.add(b.add(b.mul(wc, lw.i32(N // ml.wn)), lr), b.mul(b.lshr(q, lw.i32(1)), lw.i32(8)))
+        b_addr = b.add(s0, b.add(lw.i32(boff), b.add(b.mul(b_n, lw.i32(sb)),
+                                                     b.mul(b.and_(q, lw.i32(1)), lw.i32(16)))))
+        b_step = lambda ks, nj: ks * 32 + nj * 8 * sb      # noqa: E731
+    else:
+        sb = (N + PAD) * 2
+        b_k = b.add(lr, b.mul(b.and_(q, lw.i32(1)), lw.i32(8)))
+        b_nc = b.add(b.mul(wc, lw.i32(N // ml.wn // 8)), b.lshr(q, lw.i32(1)))
+        b_addr = b.add(s0, b.add(lw.i32(boff), b.add(b.mul(b_k, lw.i32(sb)), b.mul(b_nc, lw.i32(16)))))
+        b_step = lambda ks, nj: ks * 16 * sb + nj * 16     # noqa: E731
     read_a = _a_reader(lw, ml, M, K, base) if afrags is None else afrags.__getitem__
     for ks in range(K // 16):
         afr = read_a(ks)
         bfr = []
         for nj in range(0, ml.nt, 2):
-            r4 = _ldmatrix_x4(lw, b.add(b_addr, lw.i32(ks * 16 * sb + nj * 16)), True)
+            r4 = _ldmatrix_x4(lw, b.add(b_addr, lw.i32(b_step(ks, nj))), not b_kmajor)
             bfr += [r4[0:2], r4[2:4]]
         for mi in range(ml.mt):
             for ni in range(ml.nt):
