@@ -1,0 +1,99 @@
+"""CPU tier of cuda/mma_rows.py's planning: which loops get a row region, which ops it
+lowers, which carried values stay in the row layout, and that loops without one keep
+their usual dot layouts.  No GPU needed (the plans are read off a Lowering; the PTX of
+the attention loop is checked in test_cuda_ptx_attention.py)."""
+from __future__ import annotations
+
+import pytest
+
+import tilejit.language as tl
+import tilejit
+from tilejit.ir import ops
+from tilejit.runtime.compiler import build
+
+
+def _plans(fn, sig, cx, warps):
+    """{loop: RowPlan or None} and the forced dot layouts, from a full lowering."""
+    from tilejit.backends.cuda import mma_rows
+    from tilejit.backends.cuda.lowering import lower_kernel
+    from tilejit.analysis import analyze
+    func, _ = build(fn, sig, cx, tuple(k for k, v in sig.items() if v.startswith("*")))
+    func.attrs["num_stages"] = 3
+    got = {}
+    orig = mma_rows.plan_rows
+
+    def spy(lw, op):
+        got[op] = orig(lw, op)
+        return got[op]
+    mma_rows.plan_rows = spy
+    try:
+        lw = lower_kernel(func, 90, warps, analyze(func))
+    finally:
+        mma_rows.plan_rows = orig
+    return got, getattr(lw, "forced_ml", {})
+
+
+from tests.e2e.test_attention_rows import attn_rows, row_stats  # noqa: E402
+
+ATTN_SIG = dict(Q="*fp16", K="*fp16", V="*fp16", sm_scale="fp32", Out="*fp16", M="*fp32", N_CTX="i32")
+
+
+def test_attention_loop_plan():
+    plans, forced = _plans(attn_rows, ATTN_SIG, dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=False,
+                                                     BF16=False), 8)
+    (plan,) = plans.values()
+    assert plan is not None and plan.wm == 8 and plan.M == 128
+    kinds = {type(o).__name__ for o in plan.ops}
+    # the row max / sum, the math on qk and on the row vectors, the broadcasts
+    assert {"ReduceOp", "MathExp2Op", "MaxOp", "SubOp", "MulOp", "ExpandDimsOp", "BroadcastOp",
+            "CastOp"} <= kinds
+    assert sum(isinstance(o, ops.ReduceOp) for o in plan.ops) == 2
+    assert len(plan.rows) == 2                   # m_i and l_i carried in the row layout
+    assert len(plan.hoist) == 1                  # q's fragments read before the loop
+    assert {(ml.wm, ml.wn) for ml in forced.values()} == {(8, 1)}
+
+
+def test_causal_mask_outside_the_region_falls_back():
+    """The mask is built from blocked vectors defined before the loop: the row max reads
+    a value outside the region, so nothing is left that the region would save."""
+    plans, forced = _plans(attn_rows, ATTN_SIG, dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=True,
+                                                     BF16=False), 8)
+    assert list(plans.values()) == [None] and not forced
+
+
+def test_too_few_rows_per_warp_keep_the_usual_layout():
+    plans, forced = _plans(attn_rows, ATTN_SIG, dict(HEAD_DIM=32, BLOCK_M=64, BLOCK_N=32, CAUSAL=False,
+                                                     BF16=False), 8)
+    assert list(plans.values()) == [None] and not forced     # 64 rows < 16 x 8 warps
+
+
+@tilejit.jit
+def plain_matmul(A, B, C, K_TOTAL, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in range(0, K_TOTAL, BK):
+        a = tl.load(A + rm[:, None] * K_TOTAL + (k + rk)[None, :])
+        b = tl.load(B + (k + rk)[:, None] * BN + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(C + rm[:, None] * BN + rn[None, :], acc)
+
+
+def test_plain_matmul_loop_has_no_region():
+    plans, forced = _plans(plain_matmul, dict(A="*fp16", B="*fp16", C="*fp32", K_TOTAL="i32"),
+                           dict(BM=128, BN=64, BK=32), 8)
+    assert all(p is None for p in plans.values()) and not forced
+
+
+def test_row_stats_region_carries_three_rows():
+    plans, forced = _plans(row_stats, dict(A="*fp16", B="*fp16", Out="*fp32", R="*fp32", K_TOTAL="i32"),
+                           dict(BM=64, BN=32, D=32), 4)
+    (plan,) = plans.values()
+    assert plan is not None and len(plan.rows) == 3 and plan.hoist      # max, min, sum; a hoisted
+    assert sum(isinstance(o, ops.ReduceOp) for o in plan.ops) == 3      # max, min (CSE: once), sum
+
+
+@pytest.mark.parametrize("warps", [4, 8])
+def test_row_layout_slots(warps):
+    from tilejit.backends.cuda.mma_rows import RowLayout
+    lay = RowLayout((128,), warps)
+    assert lay.mt == 128 // (16 * warps) and lay.nslots == 2 * lay.mt and lay.vec == 1
