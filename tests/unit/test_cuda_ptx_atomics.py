@@ -1,8 +1,9 @@
-"""Atomic orderings on CUDA (rules_atomic.py): NVPTX drops the ordering of
-``atomicrmw`` and makes an ordered ``cmpxchg`` system-scoped, so the backend emits
-the atomics relaxed and makes ``sem`` with fences at ``scope``.  The lock of
-layer-norm backward must get a release fence before and an acquire fence after
-each atomic, at GPU scope; relaxed atomics get none.  No GPU needed."""
+"""Atomic orderings on CUDA (rules_atomic.py).  A scalar atomic (thread 0 acting for
+the CTA, as in the lock of layer-norm backward) is one PTX ``atom`` carrying the op's
+``sem`` and ``scope`` (``atom.acq_rel.gpu.global.cas.b32``, as Triton emits it) between
+CTA barriers, with no fences in the other threads; a tile atomic is made of fences at
+``scope`` around relaxed ``atom`` instructions at ``scope``; atomics PTX has no
+instruction for (float max/min) keep LLVM's CAS loop between fences.  No GPU needed."""
 from __future__ import annotations
 
 import re
@@ -12,7 +13,13 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
+from tilejit.backends.cuda import rules_atomic
 from tilejit.backends.cuda import target as tgt
+
+
+@pytest.fixture(autouse=True)
+def ordered_asm(monkeypatch):
+    monkeypatch.setattr(rules_atomic, "ORDERED_ATOM_ASM", True)
 
 
 @tilejit.jit
@@ -42,33 +49,108 @@ LOCK_SIG = {"Lock": "*i32", "Data": "*fp32", "X": "*fp32", "N": "i32"}
 COUNT_SIG = {"Counts": "*fp32", "X": "*fp32", "N": "i32"}
 
 
+def _sass_free(ptx):
+    return re.sub(r"//[^\n]*", "", ptx)
+
+
 def test_lock_is_released_and_acquired_at_gpu_scope():
-    ptx = _ptx(locked_add, LOCK_SIG, BLOCK=256)
-    assert ".sys" not in ptx.replace("atom.relaxed.sys.global.cas", "")
-    cas = re.findall(r"atom\.[\w.]*cas\.b32", ptx)
-    assert cas == ["atom.relaxed.sys.global.cas.b32"]
-    assert len(re.findall(r"atom\.global\.exch\.b32", ptx)) == 1
-    # every atomic sits between a release fence and an acquire fence (both acq_rel.gpu)
-    fences = [m.start() for m in re.finditer(r"fence\.acq_rel\.gpu;", ptx)]
-    for m in re.finditer(r"atom\.[\w.]+", ptx):
-        assert any(f < m.start() for f in fences) and any(f > m.start() for f in fences)
-    assert len(fences) == 4
+    ptx = _sass_free(_ptx(locked_add, LOCK_SIG, BLOCK=256))
+    atoms = re.findall(r"(@%p\d+ )?(atom\.[\w.]+)", ptx)
+    assert [a for _, a in atoms] == ["atom.acq_rel.gpu.global.cas.b32", "atom.acq_rel.gpu.global.exch.b32"]
+    assert all(p for p, _ in atoms)              # predicated: one thread acts for the CTA
+    assert "fence" not in ptx and "membar" not in ptx and ".sys" not in ptx
+    # a CTA barrier before each (the CTA's earlier stores are released with it) and after
+    # each (the CTA's later accesses follow the acquire)
+    lines = [l.strip() for l in ptx.splitlines() if l.strip()]
+    for k, l in enumerate(lines):
+        if "atom." in l:
+            assert any("bar.sync" in x for x in lines[max(0, k - 4):k]), lines[k - 4:k]
+    # ... and one after each (the CAS's is the one that shares its old value)
+    assert len(re.findall(r"bar\.sync", ptx)) == 4
 
 
 @pytest.mark.parametrize("sem,scope,fences", [("relaxed", "gpu", []),
                                               ("acq_rel", "gpu", ["fence.acq_rel.gpu"] * 2),
                                               ("release", "cta", ["fence.acq_rel.cta"]),
                                               ("acquire", "sys", ["fence.acq_rel.sys"])])
-def test_sem_and_scope_become_fences(sem, scope, fences):
-    ptx = _ptx(counted, COUNT_SIG, SEM=sem, SCOPE=scope, BLOCK=128)
+def test_tile_atomics_sem_and_scope_become_fences(sem, scope, fences):
+    ptx = _sass_free(_ptx(counted, COUNT_SIG, SEM=sem, SCOPE=scope, BLOCK=128))
     assert re.findall(r"fence\.[\w.]+", ptx) == fences
-    assert "atom.global.add.f32" in ptx
+    # the atomics themselves are relaxed at the op's scope, predicated by the mask
+    assert set(re.findall(r"atom\.[\w.]+", ptx)) == {f"atom.relaxed.{scope}.global.add.f32"}
+    # the release fence comes before every atomic, the acquire fence after
+    first, last = ptx.index("atom."), ptx.rindex("atom.")
+    if sem in ("release", "acq_rel"):
+        assert ptx.index("fence.") < first
+    if sem in ("acquire", "acq_rel"):
+        assert ptx.rindex("fence.") > last
+
+
+@tilejit.jit
+def scalar_op(Out, X, KIND: tl.constexpr, SEM: tl.constexpr, SCOPE: tl.constexpr):
+    v = tl.load(X)
+    if KIND == "add":
+        old = tl.atomic_add(Out, v, sem=SEM, scope=SCOPE)
+    elif KIND == "max":
+        old = tl.atomic_max(Out, v, sem=SEM, scope=SCOPE)
+    else:
+        old = tl.atomic_xchg(Out, v, sem=SEM, scope=SCOPE)
+    tl.store(X + 1, old)
+
+
+@pytest.mark.parametrize("kind,dt,sem,scope,want", [
+    ("add", "fp32", "acq_rel", "gpu", "atom.acq_rel.gpu.global.add.f32"),
+    ("add", "i64", "release", "sys", "atom.release.sys.global.add.u64"),
+    ("add", "fp16", "acquire", "cta", "atom.acquire.cta.global.add.noftz.f16"),
+    ("max", "i32", "relaxed", "gpu", "atom.relaxed.gpu.global.max.s32"),
+    ("max", "u32", "acq_rel", "gpu", "atom.acq_rel.gpu.global.max.u32"),
+    ("xchg", "fp64", "acq_rel", "sys", "atom.acq_rel.sys.global.exch.b64"),
+])
+def test_scalar_atomic_is_one_ordered_instruction(kind, dt, sem, scope, want):
+    ptx = _sass_free(_ptx(scalar_op, {"Out": f"*{dt}", "X": f"*{dt}"}, KIND=kind, SEM=sem, SCOPE=scope))
+    assert re.findall(r"atom\.[\w.]+", ptx) == [want]
+    assert "fence" not in ptx
+    # the old value reaches the other threads through shared memory
+    assert "st.shared" in ptx and "ld.shared" in ptx
+
+
+def test_float_max_keeps_cas_loop_between_fences_in_the_acting_thread():
+    ptx = _sass_free(_ptx(scalar_op, {"Out": "*fp32", "X": "*fp32"}, KIND="max", SEM="acq_rel", SCOPE="gpu"))
+    assert "cas.b32" in ptx
+    assert re.findall(r"fence\.[\w.]+", ptx) == ["fence.acq_rel.gpu"] * 2
+    # the fences sit where only the acting thread runs: after the branch on tid == 0
+    assert ptx.index("bra") < ptx.index("fence.")
+
+
+def test_unused_result_is_not_shared():
+    ptx = _sass_free(_ptx(locked_add, LOCK_SIG, BLOCK=256))
+    # the CAS result (spin-loop condition) goes through shared memory; the release's does not
+    assert len(re.findall(r"st\.shared", ptx)) == 1
+
+
+def test_without_ordered_asm_every_thread_fences(monkeypatch):
+    """The plain lowering: relaxed LLVM atomics (the CAS system-scoped), a
+    fence.acq_rel.gpu before and after each atomic in every thread."""
+    monkeypatch.setattr(rules_atomic, "ORDERED_ATOM_ASM", False)
+    ptx = _sass_free(_ptx(locked_add, LOCK_SIG, BLOCK=256))
+    assert re.findall(r"atom\.[\w.]*cas\.b32", ptx) == ["atom.relaxed.sys.global.cas.b32"]
+    assert len(re.findall(r"atom\.global\.exch\.b32", ptx)) == 1
+    fences = [m.start() for m in re.finditer(r"fence\.acq_rel\.gpu;", ptx)]
+    assert len(fences) == 4
+    for m in re.finditer(r"atom\.[\w.]+", ptx):
+        assert any(f < m.start() for f in fences) and any(f > m.start() for f in fences)
 
 
 @pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
-def test_fenced_atomics_assemble(tmp_path):
+@pytest.mark.parametrize("kernel,sig,cex", [
+    (locked_add, LOCK_SIG, {"BLOCK": 256}),
+    (scalar_op, {"Out": "*fp16", "X": "*fp16"}, {"KIND": "add", "SEM": "acq_rel", "SCOPE": "gpu"}),
+    (scalar_op, {"Out": "*u64", "X": "*u64"}, {"KIND": "max", "SEM": "release", "SCOPE": "sys"}),
+    (counted, COUNT_SIG, {"SEM": "acq_rel", "SCOPE": "cta", "BLOCK": 128}),
+])
+def test_atomics_assemble(tmp_path, kernel, sig, cex):
     f = tmp_path / "k.ptx"
-    f.write_text(_ptx(locked_add, LOCK_SIG, BLOCK=256))
+    f.write_text(_ptx(kernel, sig, **cex))
     r = subprocess.run([tgt.find_ptxas(), "-arch=sm_90", str(f), "-o", "/dev/null"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -1,18 +1,23 @@
-"""``tt.atomic_rmw`` / ``tt.atomic_cas`` on NVPTX: one LLVM ``atomicrmw``/``cmpxchg`` on
-the global pointer per owned slot (NVPTX selects ``atom.global.*``; float max/min and
-anything without an instruction become a CAS loop).  A scalar atomic is done by
-thread 0; when the layout replicates elements (a scalar, or a tile smaller than
-the CTA) the owner's old value reaches the other copies through shared memory.  A
-scalar atomic starts with a CTA barrier, so the CTA's earlier writes happen before
-it (``tl.debug_barrier()`` is a no-op in tilejit).
+"""``tt.atomic_rmw`` / ``tt.atomic_cas`` on NVPTX.  A scalar atomic is done by thread 0
+for the CTA, after a CTA barrier (so the CTA's earlier writes happen before it;
+``tl.debug_barrier()`` is a no-op in tilejit); where its old value is used, or the
+layout replicates elements (a tile smaller than the CTA), the owner's old value
+reaches the other copies through shared memory.  A tile atomic is done by the thread
+owning each slot.
 
-Ordering: NVPTX turns every ``atomicrmw`` into a relaxed ``atom`` whatever its LLVM
+Ordering.  NVPTX turns every ``atomicrmw`` into a relaxed ``atom`` whatever its LLVM
 ordering, and a ``cmpxchg`` with one into a system-scope ``atom.acq_rel.sys`` (a
-``membar.sys`` each).  So the atomics themselves are emitted relaxed and the op's
-``sem`` is made by fences at its ``scope`` (gpu: ``fence.acq_rel.gpu``, cta, sys):
-a release fence before the op's atomics (release, acq_rel), an acquire fence after
-them (acquire, acq_rel) -- the PTX memory model's release and acquire patterns.
-The order among one op's own elements is unspecified, as in Triton."""
+``membar.sys`` each).  With ``ORDERED_ATOM_ASM`` the atomics are PTX ``atom``
+instructions in inline assembly: a scalar atomic is one ``atom.{sem}.{scope}`` (the
+ordering in the instruction, as Triton emits it: SASS MEMBAR + ATOM + CCTL for
+acq_rel, in the acting thread only), with a CTA barrier after it for acquire
+semantics when its old value is not shared; a tile atomic is a release fence at
+``scope`` before the thread's ``atom.relaxed.{scope}`` instructions and an acquire
+fence after them (one fence per thread, not one per slot).  Without it (or for what
+PTX has no instruction for: float max/min, 16-bit exchange/CAS -- LLVM's CAS loops),
+``sem`` is made by ``fence.acq_rel`` at ``scope`` around relaxed LLVM atomics --
+the PTX memory model's release and acquire patterns.  The order among one op's own
+elements is unspecified, as in Triton."""
 from __future__ import annotations
 
 from llvmlite import ir
@@ -44,7 +49,8 @@ def _share(lw, lay, conds, olds, el):
     mty, size = T.mem_type(el), T.mem_size(el)
     n = 1 if lay is None else lay.numel
     base = lw.smem(n * size)
-    lw.barrier()
+    if lay is not None or not ORDERED_ATOM_ASM:
+        lw.barrier()        # (a scalar atomic starts with one: nothing read the slot since)
     idx = [lw.i32(0)] if lay is None else [lw.elem_index(lay, s) for s in range(len(olds))]
     for c, i, v in zip(conds, idx, olds):
         addr = lw.smem_addr(base, lw.b.mul(i, lw.i32(size)))
@@ -53,15 +59,72 @@ def _share(lw, lay, conds, olds, el):
     return [lw.b.load(lw.smem_addr(base, lw.b.mul(i, lw.i32(size))), typ=mty) for i in idx]
 
 
+# PTX ``atom`` with the ordering in the instruction (bench/results/memory_bound_notes.md);
+# off until checked on a GPU (the PTX tests turn it on).  False: LLVM atomics between
+# fences in every thread, as before.
+ORDERED_ATOM_ASM = False
 _SYNCSCOPE = {"gpu": "device", "cta": "block", "sys": None}
 _RELEASES, _ACQUIRES = ("release", "acq_rel"), ("acquire", "acq_rel")
+_REG = {16: ("h", T.I16), 32: ("r", T.I32), 64: ("l", T.I64)}
 
 
 def _fence(lw, op, ordering):
     lw.b.fence(ordering, _SYNCSCOPE[op.scope])
 
 
-def _lower(lw, op, per_slot, masks):
+def ptx_atom_op(kind, el):
+    """``op.type`` of the PTX ``atom`` instruction for ``kind`` on ``el`` ('cas' for
+    compare-and-swap), or None where PTX has none (float max/min, 16-bit xchg/cas...)."""
+    if isinstance(el, T.PointerType) or el.kind not in ("int", "uint", "float"):
+        return None
+    bits, fl = el.bits, el.kind == "float"
+    if bits == 16:
+        return "add.noftz.f16" if fl and kind == "add" else None
+    if bits not in (32, 64):
+        return None
+    if kind in ("xchg", "cas"):
+        return f"{'exch' if kind == 'xchg' else 'cas'}.b{bits}"
+    if kind == "add":
+        return f"add.{'f' if fl else 'u'}{bits}"
+    if fl:
+        return None
+    if kind in ("max", "min"):
+        return f"{kind}.{'u' if el.kind == 'uint' else 's'}{bits}"
+    return f"{kind}.b{bits}"
+
+
+def _asm_atom(lw, opname, sem, scope, el, ptr, operands, cond):
+    """``@cond atom.{sem}.{scope}.global.{opname} old, [ptr], operands...`` as inline PTX
+    (the ordering is the instruction's own); where cond is false the result is 0."""
+    c, ity = _REG[el.bits]
+    n = len(operands)
+    pred = n + 2
+    guard = f"@${pred} " if cond is not None else ""
+    args = ", ".join(f"${i + 2}" for i in range(n))
+    text = f"{guard}atom.{sem}.{scope}.global.{opname} $0, [$1], {args};"
+    cons = [f"={c}", "l"] + [c] * n
+    ins = [lw.b.ptrtoint(ptr, T.I64)] + [v if v.type == ity else lw.b.bitcast(v, ity) for v in operands]
+    types = [T.I64] + [ity] * n
+    if cond is not None:
+        cons += ["b", "0"]
+        ins += [cond, ir.Constant(ity, 0)]
+        types += [T.I1, ity]
+    old = lw.b.asm(ir.FunctionType(ity, types), text, ",".join(cons), ins, True)
+    mty = T.mem_type(el)
+    return old if mty == ity else lw.b.bitcast(old, mty)
+
+
+def _result_used(lw, op) -> bool:
+    counts = getattr(lw, "_atomic_use_counts", None)
+    if counts is None:
+        from ...transforms.rewrite import use_counts
+        counts = lw._atomic_use_counts = use_counts(lw.func)
+    return counts.get(id(op.result), 0) > 0
+
+
+def _lower(lw, op, per_slot, masks, asm=None):
+    """``per_slot(s)``: the LLVM atomic of slot ``s``; ``asm(s, sem, cond)``: the same as
+    one PTX ``atom`` with ordering ``sem`` (None where PTX has no such instruction)."""
     ptile = lw.get(op.ptr)
     el = op.result.type.element
     lay = ptile.layout
@@ -72,6 +135,43 @@ def _lower(lw, op, per_slot, masks):
     conds = _conds(lw, lay, masks)
     conds = check_slots(lw, op, ptile.regs, conds, T.mem_size(el), lay)    # sanitize mode only
     zero = T.const(el, 0)
+    if not ORDERED_ATOM_ASM:
+        return _lower_fenced(lw, op, per_slot, conds, lay, el, zero)
+    if lay is None and asm is not None:
+        # one thread: the ordering in its instruction, as Triton emits it; the barrier
+        # before (and after, for acquire) orders the CTA's other threads with it
+        olds = [asm(0, op.sem, conds[0])]
+    elif lay is None:
+        def fenced(s=0):
+            if op.sem in _RELEASES:
+                _fence(lw, op, "release")
+            v = per_slot(s)
+            if op.sem in _ACQUIRES:
+                _fence(lw, op, "acquire")
+            return v
+        olds = [_masked_value(lw, conds[0], fenced, zero)]
+    else:
+        if op.sem in _RELEASES:
+            _fence(lw, op, "release")
+        if asm is not None:
+            olds = [asm(s, "relaxed", c) for s, c in enumerate(conds)]
+        else:
+            olds = [_masked_value(lw, c, lambda s=s: per_slot(s), zero) for s, c in enumerate(conds)]
+        if op.sem in _ACQUIRES:
+            _fence(lw, op, "acquire")
+    if _result_used(lw, op) or lw.sanitize:
+        out = Tile(_share(lw, lay, conds, olds, el), lay)
+    else:
+        if lay is None and op.sem in _ACQUIRES:
+            lw.barrier()        # the CTA's later accesses follow thread 0's acquire
+        out = Tile(olds if lay is not None else [zero], lay)
+    finish(lw)
+    return [out]
+
+
+def _lower_fenced(lw, op, per_slot, conds, lay, el, zero):
+    """Every thread: a release fence, its slots' relaxed LLVM atomics, an acquire fence;
+    the old values always shared."""
     if op.sem in _RELEASES:
         _fence(lw, op, "release")
     olds = [_masked_value(lw, c, lambda s=s: per_slot(s), zero) for s, c in enumerate(conds)]
@@ -88,7 +188,10 @@ def _atomic_rmw(lw, op):
     ptrs = lw.get(op.ptr).regs
     vals = lw.get(op.val).regs
     masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
-    return _lower(lw, op, lambda s: emit_rmw(lw.b, op.kind, el, ptrs[s], vals[s], "relaxed"), masks)
+    name = ptx_atom_op(op.kind, el) if ORDERED_ATOM_ASM else None
+    asm = None if name is None else \
+        (lambda s, sem, c: _asm_atom(lw, name, sem, op.scope, el, ptrs[s], [vals[s]], c))
+    return _lower(lw, op, lambda s: emit_rmw(lw.b, op.kind, el, ptrs[s], vals[s], "relaxed"), masks, asm)
 
 
 @RULES.register(ops.AtomicCASOp)
@@ -96,5 +199,8 @@ def _atomic_cas(lw, op):
     el = op.result.type.element
     ptrs = lw.get(op.ptr).regs
     cmps, vals = lw.get(op.cmp).regs, lw.get(op.val).regs
+    name = ptx_atom_op("cas", el) if ORDERED_ATOM_ASM else None
+    asm = None if name is None else \
+        (lambda s, sem, c: _asm_atom(lw, name, sem, op.scope, el, ptrs[s], [cmps[s], vals[s]], c))
     return _lower(lw, op, lambda s: emit_cas(lw.b, el, ptrs[s], cmps[s], vals[s], "relaxed"),
-                  [None] * len(ptrs))
+                  [None] * len(ptrs), asm)

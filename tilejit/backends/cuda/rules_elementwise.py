@@ -9,10 +9,17 @@ import math
 from llvmlite import ir
 
 from ...ir import ops
-from ...ir.types import PointerType
+from ...ir.types import PointerType, float32 as _F32_DT
 from ..llvm import f64math
 from . import types as T
 from .lowering import RULES, Tile
+
+# Fast paths (bench/results/memory_bound_notes.md).  Off until checked on a GPU against
+# the references (tests/e2e/test_layer_norm_memory_bound.py and the GPU suite); the PTX
+# tests turn them on.  False: the plain lowering.
+WIDE_UMULHI = False          # umulhi as mul.wide.u32, the low half shared with the i32 multiply
+UNIFORM_DIVISOR = False      # x / d with one d per thread: the reciprocal once, div.rn's fast path
+CHUNK_CONSTANT_CMP = False   # a compare proved constant over a chunk: once per chunk
 
 
 def _map(lw, op, fn, *tiles):
@@ -53,11 +60,38 @@ def _minmax(lw, cls, el, x, y):
     return b.select(c, x, y)
 
 
+def _wide_products(lw) -> dict:
+    """``(block, x, y) -> i64`` 32x32-bit products made by ``_umulhi`` in this lowering."""
+    cache = getattr(lw, "_wide_products", None)
+    if cache is None:
+        cache = lw._wide_products = {}
+    return cache
+
+
 def _umulhi(lw, el, x, y):
     b = lw.b
+    if el.bits == 32 and WIDE_UMULHI:
+        # one ``mul.wide.u32`` (IMAD.WIDE.U32: both halves in one instruction); an i32
+        # multiply of the same operands in this block takes its low half (Philox's
+        # rounds multiply each counter by a constant for both halves).  The halves come
+        # out as two i32 results, so LLVM keeps no 64-bit value alive.
+        pair = ir.LiteralStructType([T.I32, T.I32])
+        text = "{ .reg .b64 t; mul.wide.u32 t, $2, $3; mov.b64 {$0, $1}, t; }"
+        r = b.asm(ir.FunctionType(pair, [x.type, y.type]), text, "=r,=r,r,r", [x, y], False)
+        lo, hi = b.extract_value(r, 0), b.extract_value(r, 1)
+        cache = _wide_products(lw)
+        cache[(b.block, id(x), id(y))] = cache[(b.block, id(y), id(x))] = (x, y, lo)
+        return hi
     wide = ir.IntType(el.bits * 2)
     p = b.mul(b.zext(x, wide), b.zext(y, wide))
     return b.trunc(b.lshr(p, ir.Constant(wide, el.bits)), x.type)
+
+
+def _mul_lo(lw, x, y):
+    hit = _wide_products(lw).get((lw.b.block, id(x), id(y))) if x.type == ir.IntType(32) else None
+    if hit is not None and {id(hit[0]), id(hit[1])} == {id(x), id(y)}:
+        return hit[2]
+    return lw.b.mul(x, y)
 
 
 @RULES.register(*ops.BINARY_OPS)
@@ -69,15 +103,72 @@ def _binary(lw, op):
         return _map(lw, op, lambda a, c: _minmax(lw, cls, el, a, c), x, y)
     if cls is ops.UmulhiOp:
         return _map(lw, op, lambda a, c: _umulhi(lw, el, a, c), x, y)
+    if UNIFORM_DIVISOR and cls is ops.TrueDivOp and el == _F32_DT \
+            and len(y.regs) > 1 and all(r is y.regs[0] for r in y.regs):
+        return [Tile(_div_by_uniform(lw, x.regs, y.regs[0]), x.layout)]
     if T.is_float(el):
         fn = _float_binary(lw.b, cls)
         if el.bits == 16 and cls is ops.RemOp:   # frem on halves: go through fp32
             return _map(lw, op, lambda a, c: _via_f32(lw, a, lambda u: lw.b.frem(u, lw.b.fpext(c, T.F32))), x, y)
+    elif cls is ops.MulOp:
+        fn = lambda a, c: _mul_lo(lw, a, c)
     else:
         fn = _int_binary(lw.b, cls, T.is_unsigned(el))
     if fn is None:
         raise NotImplementedError(f"{op.name} on {el}")
     return _map(lw, op, fn, x, y)
+
+
+# |x| and |d| in [2**-60, 2**60]: the quotient, the product q*d and the remainder are
+# normal numbers far from overflow, where div.rn.f32's fast path is exact
+_DIV_LO, _DIV_HI = 2.0 ** -60, 2.0 ** 60
+
+
+def _in_div_range(lw, v):
+    b = lw.b
+    a = lw.call("llvm.fabs.f32", T.F32, [v])
+    return b.and_(b.fcmp_ordered(">=", a, ir.Constant(T.F32, _DIV_LO)),
+                  b.fcmp_ordered("<=", a, ir.Constant(T.F32, _DIV_HI)))
+
+
+def _div_by_uniform(lw, xs, d):
+    """``x / d`` (correctly rounded) for a thread's fp32 slots ``xs`` sharing one divisor:
+    the reciprocal refinement of div.rn.f32's fast path done once (rcp.approx, one
+    Newton step), then per slot q = x*r, rem = fma(-d, q, x), q' = fma(r, rem, q) --
+    div.rn.f32's own fast-path sequence.  Where any operand is outside the range
+    that path is exact on (zeros, subnormals, huge values, inf, NaN), every slot
+    takes ``fdiv`` (div.rn.f32) instead."""
+    b = lw.b
+    one = ir.Constant(T.F32, 1.0)
+    fma = lambda u, v, w: lw.call("llvm.fma.f32", T.F32, [u, v, w])  # noqa: E731
+    r0 = b.asm(ir.FunctionType(T.F32, [T.F32]), "rcp.approx.ftz.f32 $0, $1;", "=f,f", [d], False)
+    nd = b.fneg(d)
+    r = fma(r0, fma(nd, r0, one), r0)
+    ok = _in_div_range(lw, d)
+    for x in xs:
+        ok = b.and_(ok, _in_div_range(lw, x))
+    pre = b.block
+    fast_bb = lw.kernel.append_basic_block("div.fast")
+    slow = lw.kernel.append_basic_block("div.slow")
+    done = lw.kernel.append_basic_block("div.done")
+    b.cbranch(ok, fast_bb, slow)
+    b.position_at_end(fast_bb)
+    fast = []
+    for x in xs:
+        q = b.fmul(x, r)
+        fast.append(fma(r, fma(nd, q, x), q))
+    b.branch(done)
+    b.position_at_end(slow)
+    exact = [b.fdiv(x, d) for x in xs]
+    b.branch(done)
+    b.position_at_end(done)
+    out = []
+    for f, e in zip(fast, exact):
+        phi = b.phi(T.F32)
+        phi.add_incoming(f, fast_bb)
+        phi.add_incoming(e, slow)
+        out.append(phi)
+    return out
 
 
 _FCMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -97,7 +188,36 @@ def _cmp(lw, op):
         fn = lambda x, y: b.icmp_unsigned(pred, x, y)
     else:
         fn = lambda x, y: b.icmp_signed(pred, x, y)
-    return _map(lw, op, fn, lw.get(op.lhs), lw.get(op.rhs))
+    x, y = lw.get(op.lhs), lw.get(op.rhs)
+    step = _constant_run(lw, op.result, x.layout)
+    if step == 1:
+        return _map(lw, op, fn, x, y)
+    # the analysis proves the result constant over aligned runs of `step` elements
+    # of the last dimension: one compare per run (a thread's chunk holds whole runs)
+    regs = []
+    for s, (a, c) in enumerate(zip(x.regs, y.regs)):
+        regs.append(fn(a, c) if s % step == 0 else regs[s - s % step])
+    return [Tile(regs, x.layout)]
+
+
+def _constant_run(lw, value, lay) -> int:
+    """Slots per run of one value in a thread's chunk of ``lay``: the largest power of
+    two dividing both the chunk size and the proved constancy along the last dimension
+    (chunks start at multiples of their size, inside one row).  1 when unknown."""
+    if not CHUNK_CONSTANT_CMP or lay is None or lay.vec == 1 or lw.facts is None or lw.sanitize \
+            or getattr(lw, "in_remat", False):     # (facts of the value, not of its broadcast)
+        return 1
+    try:
+        info = lw.facts.axis(value)
+    except Exception:
+        return 1
+    if info is None:
+        return 1
+    k = info.constancy[-1]
+    step = lay.vec
+    while step > 1 and k % step:
+        step //= 2
+    return step
 
 
 def _via_f32(lw, x, fn):

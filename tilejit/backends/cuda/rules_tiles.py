@@ -89,6 +89,9 @@ def _broadcast(lw, op):
         return [src]
     if sty.numel == 1:
         return [lw.tile_like(dty, [src.regs[0]] * lw.nslots(dty))]
+    regs = rematerialize(lw, op.result)
+    if regs is not None:
+        return [Tile(regs, lw.layout(dty))]
 
     def src_flat(idx):
         sidx = [i if d != 1 else lw.i32(0) for i, d in zip(idx, sty.shape)]
@@ -107,3 +110,119 @@ def _trans(lw, op):
             sidx[p] = idx[i]
         return lw.flat_index(sty.shape, sidx)
     return [exchange(lw, src, sty, dty, src_flat)]
+
+
+# ------------------------------------------------------------------ rematerialization
+REMATERIALIZE = False   # off until checked on a GPU (bench/results/memory_bound_notes.md)
+REMAT_MAX_OPS = 24      # ops recomputed per broadcast at most (else: shared memory)
+
+
+def _index_map(op, dims):
+    """The operand's index map for a result index map ``dims`` (one entry per result
+    dimension: the destination dimension it follows, or None for index 0); None when
+    ``op`` cannot be recomputed per destination element."""
+    if isinstance(op, (ops.ElementwiseOp, ops.HintOp)):
+        return dims
+    if not isinstance(op, (ops.BroadcastOp, ops.ExpandDimsOp, ops.ReshapeOp)):
+        return None
+    rty = op.result.type
+    if isinstance(op, ops.BroadcastOp):
+        sh = op.src.type.shape
+        return tuple(None if s == 1 and r != 1 else d for s, r, d in zip(sh, rty.shape, dims))
+    if isinstance(op, (ops.ExpandDimsOp, ops.ReshapeOp)):
+        big = [d for n, d in zip(rty.shape, dims) if n != 1]
+        ssh = op.src.type.shape
+        if [n for n in ssh if n != 1] != [n for n in rty.shape if n != 1]:
+            return None                              # a real reshape: elements move
+        it = iter(big)
+        return tuple(None if n == 1 else next(it) for n in ssh)
+    return None
+
+
+def _plan(lw, value, dims, plan, seen) -> bool:
+    """Post-order ``(value, dims)`` steps recomputing ``value`` per destination slot."""
+    key = (id(value), dims)
+    if key in seen:
+        return True
+    t = lw.values.get(value)
+    op = value.op
+    if t is not None and t.layout is None or not value.type.shape:
+        leaf = True                                  # a scalar: one register for every slot
+    elif op is None or isinstance(op, (ops.ConstantOp, ops.SplatOp, ops.ArangeOp)):
+        leaf = op is not None
+        if not leaf:
+            return False                             # a block argument tile
+    else:
+        leaf = False
+        sub = _index_map(op, dims)
+        if sub is None or len(plan) >= REMAT_MAX_OPS:
+            return False
+        if isinstance(op, ops.ElementwiseOp) and any(
+                o is not None and o.type.shape != value.type.shape for o in op.operands):
+            return False
+        for v in op.operands:
+            if v is None:
+                continue
+            vd = sub if isinstance(op, (ops.BroadcastOp, ops.ExpandDimsOp, ops.ReshapeOp)) else dims
+            if not _plan(lw, v, vd, plan, seen):
+                return False
+    seen.add(key)
+    plan.append((value, dims, leaf))
+    return True
+
+
+def rematerialize(lw, value):
+    """Registers of ``value`` (a broadcast result) in its blocked layout, recomputed
+    per slot from its definition -- aranges, constants, scalars and pure elementwise
+    ops under broadcasts/expand_dims -- instead of moved through shared memory; the
+    same ops on the same operands, so bit-identical.  None when some leaf is a tile
+    that only exists in another layout (loads, reductions, loop-carried values)."""
+    if not REMATERIALIZE or lw.sanitize or getattr(lw, "in_remat", False):
+        return None
+    ty = value.type
+    dims = tuple(range(len(ty.shape)))
+    plan = []
+    if not _plan(lw, value, dims, plan, set()) or value.op is None:
+        return None
+    lay = lw.layout(ty)
+    idx = [lw.multi_index(ty.shape, lw.elem_index(lay, s)) for s in range(lay.nslots)]
+    got = {}
+    saved = {}
+    lw.in_remat = True
+    try:
+        for v, d, leaf in plan:
+            got[(id(v), d)] = _remat_step(lw, v, d, leaf, lay, idx, got, saved)
+    finally:
+        lw.in_remat = False
+        for v, t in saved.items():
+            if t is None:
+                lw.values.pop(v, None)
+            else:
+                lw.values[v] = t
+    return got[(id(value), dims)]
+
+
+def _remat_step(lw, v, d, leaf, lay, idx, got, saved):
+    n = lay.nslots
+    op = v.op
+    if leaf and (op is None or not isinstance(op, (ops.ConstantOp, ops.ArangeOp, ops.SplatOp))):
+        return [lw.get(v).regs[0]] * n
+    if isinstance(op, ops.ConstantOp):
+        return [T.const(v.type.element, op.value)] * n
+    if isinstance(op, ops.SplatOp):
+        return [lw.get(op.src).regs[0]] * n
+    if isinstance(op, ops.ArangeOp):
+        k = d[0]
+        return [lw.b.add(lw.i32(0) if k is None else idx[s][k], lw.i32(op.start)) for s in range(n)]
+    if not isinstance(op, ops.ElementwiseOp):                  # shape ops and hints: the operand's slots
+        sub = _index_map(op, d) if not isinstance(op, ops.HintOp) else d
+        return got[(id(op.operands[0]), sub)]
+    for o in op.operands:
+        if o is None:
+            continue
+        if o not in saved:
+            saved[o] = lw.values.get(o)
+        src = got[(id(o), d)]
+        lw.values[o] = Tile(src, lay) if o.type.shape else Tile([src[0]], None)
+    out = RULES.lookup(type(op))(lw, op)[0]
+    return out.regs
