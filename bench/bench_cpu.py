@@ -17,7 +17,12 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+# OpenBLAS's workers spin ~0.1 s after each numpy call; interleaved with tilejit launches
+# they would hold a core through the next launch (bench/results/cpu_matmul_notes.md).
+# A short timeout puts them to sleep at once; numpy's own matmul speed is unchanged.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -197,7 +202,7 @@ def main(argv=None):
             results.append(r)
             print("  ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()),
                   flush=True)
-    doc = {**machine_info(), "threads": args.threads, "command": "python bench/bench_cpu.py " + " ".join(argv or sys.argv[1:]),
+    doc = {**machine_info(), "threads": args.threads, "openblas_thread_timeout": os.environ.get("OPENBLAS_THREAD_TIMEOUT"), "command": "python bench/bench_cpu.py " + " ".join(argv or sys.argv[1:]),
            "results": results}
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"cpu-{doc['date'][:10]}.json")
