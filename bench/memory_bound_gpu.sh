@@ -2,7 +2,7 @@
 # One device call for the memory-bound tutorials (bench/results/memory_bound_notes.md):
 # the GPU tests, the tutorial rows beside Triton, Triton's PTX/cubin (from its cache),
 # and tilejit-only variant rows.
-#   bash bench/memory_bound_gpu.sh "name:ENV=VAL,ENV2=VAL@row,row;name2:...@row"
+#   bash bench/memory_bound_gpu.sh "name:module:FLAG:0+module:FLAG:1@row,row;name2:...@row"
 # A variant named maxnregN launches the dx kernel with maxnreg=N; one named base* runs
 # the tree carried in .exp_base (git archive HEAD).
 set -u
@@ -17,18 +17,25 @@ python bench/bench_tutorials_cuda.py --only ${ROWS:-dropout,layer_norm_fwd,layer
     --out $OUT/t.json 2>&1 | tail -9
 IFS=';' read -ra VARS <<< "${1:-}"
 for v in "${VARS[@]}"; do
-  name=${v%%:*}; envs=${v#*:}; rows=${envs##*@}; envs=${envs%@*}
+  name=${v%%:*}; flags=${v#*:}; rows=${flags##*@}; flags=${flags%@*}
   script=bench/bench_tutorials_cuda.py
-  if [[ $name == base* ]]; then script=.exp_base/bench/bench_tutorials_cuda.py; fi   # HEAD's tree, carried
+  if [[ $name == base* ]]; then script=.exp_base/bench/bench_tutorials_cuda.py; fi   # an older tree, carried
   if [[ $name == maxnreg* ]]; then
     script=bench/_exp_bench.py
     sed "s/GROUP_SIZE_M=G, num_warps=warps)/GROUP_SIZE_M=G, num_warps=warps, maxnreg=${name#maxnreg})/" \
       bench/bench_tutorials_cuda.py > $script
   fi
-  echo "== variant $name ($envs) rows $rows"
-  env $(echo "$envs" | tr ',' ' ') TILEJIT_CACHE_DIR=/tmp/tjc_$name TILEJIT_BACKEND=cuda \
-    python $script --child --impl tilejit --device cuda --rows $rows \
-    --result $OUT/var_$name.jsonl --samples /tmp/s_$name 2>&1 | grep -E " ms|WRONG|rror" | tail -6
+  echo "== variant $name ($flags) rows $rows"
+  # flags: module:NAME:0|1 joined by '+', set on tilejit.backends.cuda.<module> before the child runs
+  TILEJIT_CACHE_DIR=/tmp/tjc_$name TILEJIT_BACKEND=cuda python -c "
+import importlib, runpy, sys
+for a in sys.argv[1].split('+'):
+    if a.count(':') == 2:
+        m, n, val = a.split(':')
+        setattr(importlib.import_module('tilejit.backends.cuda.' + m), n, val == '1')
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name='__main__')" "$flags" $script --child --impl tilejit --device cuda \
+    --rows $rows --result $OUT/var_$name.jsonl --samples /tmp/s_$name 2>&1 | grep -E " ms|WRONG|rror" | tail -6
 done
 mkdir -p $OUT/tr
 python bench/memory_bound_ptx.py --impl triton --out $OUT/tr > $OUT/tr/summary.txt 2>&1

@@ -59,10 +59,10 @@ def _share(lw, lay, conds, olds, el):
     return [lw.b.load(lw.smem_addr(base, lw.b.mul(i, lw.i32(size))), typ=mty) for i in idx]
 
 
-# PTX ``atom`` with the ordering in the instruction (bench/results/memory_bound_notes.md);
-# off until checked on a GPU (the PTX tests turn it on).  False: LLVM atomics between
-# fences in every thread, as before.
-ORDERED_ATOM_ASM = False
+# PTX ``atom`` with the ordering in the instruction (checked on an H200:
+# bench/results/memory_bound_notes.md).  False: LLVM atomics between fences in every
+# thread, as before.
+ORDERED_ATOM_ASM = True
 _SYNCSCOPE = {"gpu": "device", "cta": "block", "sys": None}
 _RELEASES, _ACQUIRES = ("release", "acq_rel"), ("acquire", "acq_rel")
 _REG = {16: ("h", T.I16), 32: ("r", T.I32), 64: ("l", T.I64)}

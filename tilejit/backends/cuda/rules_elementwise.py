@@ -14,12 +14,12 @@ from ..llvm import f64math
 from . import types as T
 from .lowering import RULES, Tile
 
-# Fast paths (bench/results/memory_bound_notes.md).  Off until checked on a GPU against
-# the references (tests/e2e/test_layer_norm_memory_bound.py and the GPU suite); the PTX
-# tests turn them on.  False: the plain lowering.
-WIDE_UMULHI = False          # umulhi as mul.wide.u32, the low half shared with the i32 multiply
-UNIFORM_DIVISOR = False      # x / d with one d per thread: the reciprocal once, div.rn's fast path
-CHUNK_CONSTANT_CMP = False   # a compare proved constant over a chunk: once per chunk
+# Fast paths (bench/results/memory_bound_notes.md), checked on an H200 (the cuda e2e and
+# GPU suites, tests/e2e/test_layer_norm_memory_bound.py among them).  False: the plain
+# lowering.
+WIDE_UMULHI = True           # umulhi as mul.wide.u32, the low half shared with the i32 multiply
+UNIFORM_DIVISOR = True       # x / d with one d per thread: the reciprocal once, div.rn's fast path
+CHUNK_CONSTANT_CMP = True    # a compare proved constant over a chunk: once per chunk
 
 
 def _map(lw, op, fn, *tiles):

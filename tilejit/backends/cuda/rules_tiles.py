@@ -113,7 +113,7 @@ def _trans(lw, op):
 
 
 # ------------------------------------------------------------------ rematerialization
-REMATERIALIZE = False   # off until checked on a GPU (bench/results/memory_bound_notes.md)
+REMATERIALIZE = True    # checked on an H200 (bench/results/memory_bound_notes.md); False: shared memory
 REMAT_MAX_OPS = 24      # ops recomputed per broadcast at most (else: shared memory)
 
 
