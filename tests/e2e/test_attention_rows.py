@@ -89,11 +89,14 @@ CASES = [  # H, N, D, BLOCK_M, BLOCK_N, warps, causal, bf16
 ]
 
 
-@pytest.fixture(params=["default", "kmajor+prestage"])
+SWITCHES = {"strided K": (False, False), "kmajor+prestage": (True, True)}
+
+
+@pytest.fixture(params=["default", *SWITCHES])
 def switches(request, backend, tmp_path):
-    """cuda/mma_rows' switches: as shipped, and with the K-major B loads and B
-    pre-staging on (off by default until run on a GPU; a private compile cache, since the
-    switches are not part of the cache key).  Only CUDA reads them."""
+    """cuda/mma_rows' switches: as shipped (K-major B on, pre-staging off), with K-major B
+    off (K's transposed tile in strided loads), and with both on (a private compile cache,
+    since the switches are not part of the cache key).  Only CUDA reads them."""
     if request.param == "default":
         yield
         return
@@ -102,7 +105,7 @@ def switches(request, backend, tmp_path):
     from tilejit.backends.cuda import mma_rows
     from tilejit.runtime.options import use_options
     saved = mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B
-    mma_rows.KMAJOR_B = mma_rows.PRESTAGE_B = True
+    mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B = SWITCHES[request.param]
     try:
         with use_options(cache_dir=str(tmp_path)):
             yield

@@ -2,11 +2,14 @@
 BLOCK 128x64, 8 warps): both dots run on mma.sync fed by ldmatrix, the output
 accumulator stays in the mma layout across the loop (its ``acc * alpha[:, None]`` is
 applied in that layout), the softmax row reductions run in registers (butterfly
-shuffles), V's block-pointer load is prefetched one iteration ahead, nothing spills,
+shuffles), K's and V's block-pointer loads are prefetched one iteration ahead in
+vectors, nothing spills,
 and ptxas assembles the PTX for sm_80 and sm_90a.  No GPU needed."""
 from __future__ import annotations
 
+import contextlib
 import re
+import tempfile
 
 import pytest
 
@@ -58,14 +61,50 @@ def test_attention_loop_on_mma_with_the_accumulator_kept(arch):
     assert body.count("bar.sync") == 4
 
 
+@contextlib.contextmanager
+def rows_switches(kmajor, prestage):
+    """mma_rows' K-major B loads and B pre-staging set as given, with a private compile
+    cache (the switches are not in the cache key)."""
+    from tilejit.backends.cuda import mma_rows
+    from tilejit.runtime.options import use_options
+    saved = mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B
+    mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B = kmajor, prestage
+    try:
+        with use_options(cache_dir=tempfile.mkdtemp(prefix="tj_rows_")):
+            yield
+    finally:
+        mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B = saved
+
+
 @pytest.mark.parametrize("arch", [80, 90])
 def test_block_pointer_loads_are_prefetched_a_tile_ahead(arch):
-    """K's and V's tiles come through block pointers the body computes from carried
-    offsets: the next iteration's tiles are requested (predicated on there being a next
-    iteration) before this iteration's first mma.  V moves in 4-element chunks; K's
-    transposed tile in 2-byte strided loads, rotated too since the row region
-    (mma_rows) left registers to spare."""
-    body = _loop(_ptx(arch))
+    """As shipped: K's and V's tiles come through block pointers the body computes from
+    carried offsets, and the next iteration's tiles are requested (predicated on there
+    being a next iteration) before this iteration's first mma, all in 4-element vectors:
+    V along its rows, K's transposed block (order (0, 1)) along its contiguous dim 0 (its
+    pointer tile evaluated transposed), staged K-major and read by plain ldmatrix.  Each
+    dot's B is staged under its own barrier pair."""
+    ptx = _ptx(arch)
+    body = _loop(ptx)
+    first_mma = body.index("mma.sync")
+    vec = [m.start() for m in re.finditer(r"@%p\d+ ld\.global\.v4\.b16", body)]
+    assert len(vec) == 8 and max(vec) < first_mma
+    assert len(re.findall(r"ld\.global", body)) == 8
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4 * 4
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 4 * 4
+    assert body.count("bar.sync") == 4
+    if tgt.find_ptxas():
+        msg = tgt.ptxas(ptx, arch, verbose=True)
+        assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", msg), msg
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_strided_k_loads_without_kmajor(arch):
+    """K-major B switched off: K's transposed tile moves in 2-byte strided loads, rotated a
+    tile ahead too since the row region (mma_rows) left registers to spare; V in
+    4-element vectors; both B operands read by ldmatrix.trans."""
+    with rows_switches(kmajor=False, prestage=False):
+        body = _loop(_ptx(arch))
     first_mma = body.index("mma.sync")
     vec = [m.start() for m in re.finditer(r"@%p\d+ ld\.global\.v\d\.b\d+", body)]
     scal = [m.start() for m in re.finditer(r"@%p\d+ ld\.global\.b16", body)]
@@ -75,35 +114,17 @@ def test_block_pointer_loads_are_prefetched_a_tile_ahead(arch):
     assert body.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 2 * 4 * 4
 
 
-@pytest.fixture
-def kmajor_prestage():
-    """mma_rows' K-major B loads and B pre-staging switched on (off by default: not yet
-    run on a GPU), with a private compile cache (the switches are not in the cache key)."""
-    import tempfile
-    from tilejit.backends.cuda import mma_rows
-    from tilejit.runtime.options import use_options
-    saved = mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B
-    mma_rows.KMAJOR_B = mma_rows.PRESTAGE_B = True
-    try:
-        with use_options(cache_dir=tempfile.mkdtemp(prefix="tj_kmajor_")):
-            yield
-    finally:
-        mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B = saved
-
-
 @pytest.mark.parametrize("arch", [80, 90])
-def test_kmajor_k_and_prestaged_operands(arch, kmajor_prestage):
-    """Switched on: K's transposed block (order (0, 1)) is loaded along its contiguous
-    dim 0 in 4-element vectors (its pointer tile evaluated transposed), staged K-major
-    and read by plain ldmatrix; K and V are staged side by side under one barrier pair."""
-    ptx = _ptx(arch)
+def test_prestaged_operands(arch):
+    """Pre-staging switched on (off by default: slower on the H200): K and V are staged
+    side by side under one barrier pair, K still K-major."""
+    with rows_switches(kmajor=True, prestage=True):
+        ptx = _ptx(arch)
     body = _loop(ptx)
     first_mma = body.index("mma.sync")
     vec = [m.start() for m in re.finditer(r"@%p\d+ ld\.global\.v4\.b16", body)]
     assert len(vec) == 8 and max(vec) < first_mma
-    assert len(re.findall(r"ld\.global", body)) == 8
     assert body.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4 * 4
-    assert body.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 4 * 4
     assert body.count("bar.sync") == 2
     assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
     if tgt.find_ptxas():
