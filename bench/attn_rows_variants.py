@@ -1,9 +1,12 @@
 """Tutorial 06 forward (Z4 H32 N_CTX 4096 D64, BLOCK 128x64, 8 warps) on tilejit's CUDA
-backend, timed in one process for the variants of cuda/mma_rows.py (K's and V's tiles
-staged together at the top of the body or each before its dot; K's transposed block
-loaded K-major in vectors, or as strided 2-byte loads), non-causal and causal, each checked against torch's
+backend, timed in one process for the variants of cuda/mma_rows.py and cuda/rows_ring.py
+(K's and V's tiles staged together at the top of the body or each before its dot; K's
+transposed block loaded K-major in vectors, or as strided 2-byte loads; both B tiles
+copied by cp.async into a ring), non-causal and causal, each checked against torch's
 float32 SDPA (each variant compiles into its own cache: the switches are not part of the
-cache key).  Usage: PYTHONPATH=$PWD python bench/attn_rows_variants.py"""
+cache key).  Usage: PYTHONPATH=$PWD python bench/attn_rows_variants.py [VARIANT ...]
+(default: kmajor ring; variants: neither kmajor prestage+kmajor "prestage+kmajor maxnreg128"
+ring "ring maxnreg128"; or triton alone: real Triton in this process)."""
 import os
 import statistics
 import sys
@@ -14,8 +17,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 def main():
     import torch
-    from tilejit.compat import install_triton_alias
-    install_triton_alias()
+    chosen = sys.argv[1:] or ["kmajor", "ring"]
+    if chosen != ["triton"]:        # "triton" alone: the same script under real Triton
+        from tilejit.compat import install_triton_alias
+        install_triton_alias()
     from bench_tutorials_cuda import kernels
     from tilejit.backends.cuda import mma_rows
     from tilejit.runtime.options import use_options
@@ -26,12 +31,18 @@ def main():
     o = torch.empty_like(q)
     m = torch.empty((Z, H, N), device="cuda", dtype=torch.float32)
     rows = []
-    for name, pre, km, regs in (("default (neither)", False, False, None), ("kmajor", False, True, None),
-                                ("prestage+kmajor", True, True, None), ("prestage+kmajor maxnreg128", True, True, 128)):
-        mma_rows.PRESTAGE_B, mma_rows.KMAJOR_B = pre, km
+    from tilejit.backends.cuda import rows_ring
+    variants = {"neither": (False, False, False, None), "kmajor": (False, True, False, None),
+                "prestage+kmajor": (True, True, False, None),
+                "prestage+kmajor maxnreg128": (True, True, False, 128),
+                "ring": (False, True, True, None), "ring maxnreg128": (False, True, True, 128)}
+    variants["triton"] = (False, True, False, None)
+    for name in chosen:
+        pre, km, ring, regs = variants[name]
+        mma_rows.PRESTAGE_B, mma_rows.KMAJOR_B, rows_ring.RING = pre, km, ring
         extra = {} if regs is None else {"maxnreg": regs}
         rotate = name
-        with use_options(cache_dir=tempfile.mkdtemp(prefix=f"tj_{int(pre)}{int(km)}{regs}_")):
+        with use_options(cache_dir=tempfile.mkdtemp(prefix=f"tj_{int(pre)}{int(km)}{int(ring)}{regs}_")):
             for causal in (False, True):
                 def run():
                     K._attn_fwd[(N // BM, Z * H, 1)](q, k, v, 0.5, m, o, *q.stride(), *k.stride(), *v.stride(),

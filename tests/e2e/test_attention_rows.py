@@ -89,28 +89,35 @@ CASES = [  # H, N, D, BLOCK_M, BLOCK_N, warps, causal, bf16
 ]
 
 
-SWITCHES = {"strided K": (False, False), "kmajor+prestage": (True, True)}
+SWITCHES = {"strided K": {"mma_rows.KMAJOR_B": False},
+            "kmajor+prestage": {"mma_rows.PRESTAGE_B": True},
+            "ring": {"rows_ring.RING": True}}
 
 
 @pytest.fixture(params=["default", *SWITCHES])
 def switches(request, backend, tmp_path):
-    """cuda/mma_rows' switches: as shipped (K-major B on, pre-staging off), with K-major B
-    off (K's transposed tile in strided loads), and with both on (a private compile cache,
+    """cuda/mma_rows' and cuda/rows_ring's switches: as shipped (K-major B on, pre-staging
+    and the B ring off), with K-major B off (K's transposed tile in strided loads), with
+    pre-staging on, and with the cp.async ring of B tiles on (a private compile cache,
     since the switches are not part of the cache key).  Only CUDA reads them."""
     if request.param == "default":
         yield
         return
     if backend != "cuda":
         pytest.skip("the switches only change CUDA code")
-    from tilejit.backends.cuda import mma_rows
+    import importlib
     from tilejit.runtime.options import use_options
-    saved = mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B
-    mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B = SWITCHES[request.param]
+    sets = [(importlib.import_module(f"tilejit.backends.cuda.{k.split('.')[0]}"), k.split(".")[1], v)
+            for k, v in SWITCHES[request.param].items()]
+    saved = [(m, name, getattr(m, name)) for m, name, _ in sets]
+    for m, name, v in sets:
+        setattr(m, name, v)
     try:
         with use_options(cache_dir=str(tmp_path)):
             yield
     finally:
-        mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B = saved
+        for m, name, v in saved:
+            setattr(m, name, v)
 
 
 @pytest.mark.parametrize("H,N,D,BM,BN,W,causal,bf16", CASES)
@@ -205,8 +212,11 @@ def mixed_rows(A, B1, B2, Bias, Out, R, K_TOTAL, BM: tl.constexpr, BN: tl.conste
     tl.store(Out + offs_m[:, None] * D + offs_d[None, :], acc)
 
 
-def test_region_with_a_conversion_between_its_dots(backend, rng, switches):
-    BM, BN, D, KT, W = 64, 32, 32, 128, 4
+@pytest.mark.parametrize("BN,D", [(32, 32), (64, 64)])
+def test_region_with_a_conversion_between_its_dots(backend, rng, switches, BN, D):
+    """(64, 64): both B tiles fit the ring (rows_ring), which then lives above the
+    body's scratch conversion."""
+    BM, KT, W = 64, 128, 4
     a = (rng.standard_normal((2 * BM, D)) / 2).astype(np.float16)
     b1 = (rng.standard_normal((D, KT)) / 2).astype(np.float16)
     b2 = (rng.standard_normal((KT, D)) / 2).astype(np.float16)
@@ -221,3 +231,18 @@ def test_region_with_a_conversion_between_its_dots(backend, rng, switches):
     np.testing.assert_allclose(r[:, 0], s.max(1), rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(r[:, 1], tot, rtol=1e-3, atol=1e-2)
     np.testing.assert_allclose(out, w @ b264, rtol=1e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("stages", [3, 2])
+def test_block_pointer_attention(backend, rng, switches, stages):
+    """Tutorial 06's loop with block pointers (tests/e2e/test_ring_computed_pointers.py),
+    N_CTX 384 (6 iterations: the ring's 3 stages wrap twice), against float64 attention."""
+    from tests.e2e.test_ring_computed_pointers import attn_fwd
+    H, N, D, BM, BN = 2, 384, 64, 128, 64
+    q, k, v = ((rng.standard_normal((H, N, D)) / 2).astype(np.float16) for _ in range(3))
+    out = np.full((H, N, D), np.nan, np.float16)
+    scale = 0.125
+    attn_fwd[(N // BM, H)](q, k, v, scale, out, D, D, D, D, N, HEAD_DIM=D, BLOCK_M=BM, BLOCK_N=BN,
+                           num_warps=8, num_stages=stages)
+    ref, _ = _ref(q, k, v, scale, False)
+    np.testing.assert_allclose(out.astype(np.float64), ref, atol=1e-2, rtol=1e-2)

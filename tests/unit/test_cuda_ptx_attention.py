@@ -139,3 +139,54 @@ def test_attention_assembles_without_spills(arch):
     assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", msg), msg
     regs = int(re.search(r"Used (\d+) registers", msg).group(1))
     assert regs <= 255
+
+
+@contextlib.contextmanager
+def ring_on():
+    """cuda/rows_ring's cp.async ring of the region dots' B tiles switched on (private cache)."""
+    from tilejit.backends.cuda import rows_ring
+    from tilejit.runtime.options import use_options
+    saved = rows_ring.RING
+    rows_ring.RING = True
+    try:
+        with use_options(cache_dir=tempfile.mkdtemp(prefix="tj_rring_")):
+            yield
+    finally:
+        rows_ring.RING = saved
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_ring_of_b_tiles(arch):
+    """rows_ring on: K's and V's tiles are copied to shared memory by cp.async (8-byte
+    chunks of the blocked layout: 4 per thread and tile), two iterations ahead (3
+    stages: the prologue issues two groups), one wait and ONE barrier per iteration, no
+    global load or shared store left in the loop; K (K-major) read by plain ldmatrix, V by
+    ldmatrix.trans, from the swizzled stages; the A fragments as before."""
+    with ring_on():
+        ptx = _ptx(arch)
+    body = _loop(ptx)
+    assert body.count("cp.async.ca.shared.global") == 8
+    assert len(re.findall(r"@%p\d+ cp\.async\.ca\.shared\.global \[%r\d+\], \[%rd\d+\], 8;", body)) == 8
+    assert ptx.count("cp.async.ca.shared.global") == 3 * 8
+    assert body.count("cp.async.commit_group") == 1 and ptx.count("cp.async.commit_group") == 3
+    assert body.count("cp.async.wait_group 1;") == 1 and "cp.async.wait_group 0;" in ptx.split(body)[1]
+    assert body.count("bar.sync") == 1
+    assert "ld.global" not in body and "st.shared" not in body and "ld.shared" not in body
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4 * 4
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 4 * 4
+    assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
+    assert body.count("shfl.sync.bfly") == 2 * 2 * 2
+    # the wait and the barrier come before the next copies, the copies before the first mma
+    assert body.index("cp.async.wait_group") < body.index("bar.sync") < body.index("cp.async.ca")
+    assert body.rindex("cp.async.ca") < body.index("mma.sync")
+    if tgt.find_ptxas():
+        msg = tgt.ptxas(ptx, arch, verbose=True)
+        assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", msg), msg
+
+
+def test_ring_off_leaves_the_loop_alone():
+    """The switch off (the default until a GPU run says otherwise): no cp.async at all."""
+    from tilejit.backends.cuda import rows_ring
+    if rows_ring.RING:
+        pytest.skip("the ring is on by default")
+    assert "cp.async" not in _ptx(90)

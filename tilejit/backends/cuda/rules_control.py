@@ -157,6 +157,11 @@ def _for(lw, op):
             lw.forced_ml.pop(d, None)
     inits = [to_mma(lw, lw.raw(v), carry[i]) if i in carry else
              to_rows(lw, lw.raw(v), rows[i]) if i in rows else lw.get(v) for i, v in enumerate(op.inits)]
+    if rows:                          # the dots' B tiles in a cp.async ring (rows_ring)
+        from . import rows_ring
+        ring = rows_ring.plan(lw, op, rplan)
+        if ring is not None:
+            return rows_ring.lower_for(lw, op, ring, inits, carry, rows)
     loads, early = plan_prefetch(op) if carry and getattr(lw, "pipeline", True) else ([], set())
     from . import mma_rows
     loads = [(ld, j) for ld, j in loads

@@ -304,6 +304,10 @@ def _dot_register_a(lw, op, ml, afr):
     acc = _scaled_acc(lw, op, ml) if op.acc.op in lw.deferred else to_mma(lw, lw.raw(op.acc), ml)
     (M, K), (_, N) = op.a.type.shape, op.b.type.shape
     kind = "f16" if op.a.type.element.name == "fp16" else "bf16"
+    ring = getattr(lw, "ring_b", {}).get(op)             # rows_ring: B in a cp.async ring
+    if ring is not None:
+        from .rows_ring import ring_dot
+        return Tile(ring_dot(lw, op, ml, afr, acc.regs, kind, ring), ml)
     pre = getattr(lw, "prestaged", {}).pop(op, None)
     if pre is not None and pre[3] == lw.smem_calls:      # staged at the top of the body, intact
         base, boff, kmajor, _ = pre

@@ -1,0 +1,336 @@
+"""A ``cp.async`` ring for the B operands of a row-region loop's dots (mma_rows).
+
+Fused attention's loop (``qk = dot(q, k)``, softmax rows, ``acc = dot(p, v, acc)``) on
+the register path loads K's and V's tiles into registers a tile ahead and stages each
+under its own barrier pair (4 ``bar.sync`` per iteration, the tiles held in registers
+across the body).  Here both B tiles are copied straight to shared memory by
+``cp.async``, ``D = S-1`` iterations ahead, into a ring of ``S = num_stages`` stages of
+128-byte-swizzled tiles (``rules_wgmma``'s layout); each iteration waits for its group,
+crosses ONE barrier (after it every warp is done with the stage the next copy
+overwrites: the one read in the previous iteration), issues the copies of iteration
+``i + D`` (predicated on that iteration existing) and runs its dots on stage ``i % S``,
+the fragments read by ``ldmatrix.x4`` (the A fragments stay as the row region makes
+them: ``q``'s read once before the loop, ``p``'s from the first dot's accumulator).
+
+A B tile contiguous along the dot's N (V) is stored (K, N) and read by
+``ldmatrix.trans``; one contiguous along the dot's K (K's transposed block, order
+(0, 1)) is stored K-major as (N, K) (its pointer tile evaluated transposed,
+``IterSlice.at(trans=True)``) and read by plain ``ldmatrix``.  The copies move the
+blocked layout's chunks (4 or 8 elements: 8- or 16-byte ``cp.async``).
+
+Conditions (``plan``): the loop has a row plan with a carried accumulator; every
+region dot's B is a single-use unmasked load whose pointer the body computes by a
+cheap pure slice of the induction variable, scalar recurrences (block pointers'
+offsets) and invariants; its A comes from registers (hoisted or a region tile); the
+stored tile's contiguous dim is a multiple of 64 (128-byte rows); the body writes no
+memory.  Anything else keeps the register path.  OFF by default (``RING``) until a
+GPU run validates it; with it off the PTX is unchanged.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ...ir import ops
+from . import types as T
+from .lowering import Tile
+
+# Row-region loops copy their dots' B tiles with cp.async into a ring (this module).
+RING = False
+SMEM_LIMIT = 227 * 1024
+
+
+@dataclass
+class RingLoad:
+    dot: object
+    load: object
+    sl: frozenset       # body ops computing the load's pointer
+    kmajor: bool        # contiguous along the dot's K: stored (N, K)
+    width: int          # elements per cp.async
+    shape: tuple        # stored tile (rows, contiguous)
+    offset: int = 0     # bytes into a stage
+
+
+@dataclass
+class RingPlan:
+    loads: list
+    stages: int
+    recur: dict
+
+    @property
+    def distance(self):
+        return self.stages - 1
+
+    @property
+    def stage_bytes(self):
+        return sum(ld.shape[0] * ld.shape[1] * 2 for ld in self.loads)
+
+
+def _width(lw, ld, dim, shape):
+    """Elements per copy of ``ld``'s chunks along its contiguous ``dim`` (0: no copy),
+    the pointer tile held in the blocked layout of ``shape`` (the stored tile)."""
+    lay = lw.layout(shape)
+    if lay is None or not lay.exact:
+        return 0
+    try:
+        info = lw.facts.axis(ld.ptr)
+    except Exception:
+        return 0
+    if info is None:
+        return 0
+    contig, div = info.contiguity[dim], info.divisibility[dim]
+    w = min(lay.vec, contig, 8)
+    while w > 1 and (div % (w * 2) or shape[1] % w or contig % w or lay.vec % w):
+        w //= 2
+    return w if w >= 2 else 0
+
+
+def _load_plan(lw, for_op, rplan, d, allowed):
+    from .pipeline import _PTR_OK, _slice
+    body = for_op.body
+    ld = d.b.op
+    if (not isinstance(ld, ops.LoadOp) or ld not in body.ops or ld.mask is not None
+            or ld.other is not None or ld.attrs.get("volatile") or len(ld.ptr.type.shape) != 2):
+        return None
+    if sum(1 for o in body.walk() for x in o.operands if x is ld.result) != 1:
+        return None
+    if ld.ptr.type.element.element.name not in ("fp16", "bf16"):
+        return None
+    sl = _slice(ld.ptr, set(body.ops), _PTR_OK)
+    if not sl:
+        return None
+    args = set(body.args)
+    if any(x in args and x not in allowed for o in sl for x in o.operands):
+        return None
+    K, N = ld.ptr.type.shape
+    for kmajor, dim, shape in ((False, 1, (K, N)), (True, 0, (N, K))):
+        if shape[1] % 64 or shape[0] % 8:
+            continue
+        w = _width(lw, ld, dim, shape)
+        if w:
+            return RingLoad(d, ld, frozenset(sl), kmajor, w, shape)
+    return None
+
+
+def plan(lw, for_op, rplan):
+    """The :class:`RingPlan` of a row-region loop (``rplan``), or None."""
+    from .pipeline import _writes, recurrences
+    if (not RING or rplan is None or lw.arch < 80 or lw.facts is None or not lw.vectorize
+            or lw.sanitize or not getattr(lw, "pipeline", True) or _writes(for_op)):
+        return None
+    body = for_op.body
+    body_vals = {r for o in body.walk() for r in o.results}
+    rec = recurrences(body)
+    allowed = {body.args[0]} | set(rec)
+    loads = []
+    for d in rplan.forced:
+        ml = lw.forced_ml.get(d)
+        if ml is None or ml.wn != 1 or ml.nt % 2:
+            return None
+        if d not in rplan.hoist and not (d.a in body_vals and d.a.op in rplan.ops):
+            return None
+        rl = _load_plan(lw, for_op, rplan, d, allowed)
+        if rl is None:
+            return None
+        loads.append(rl)
+    if not loads:
+        return None
+    stages = lw.func.attrs.get("num_stages")
+    stages = 3 if stages is None else int(stages)
+    p = RingPlan(loads, max(2, stages), rec)
+    while p.stages > 2 and p.stages * p.stage_bytes > SMEM_LIMIT // 2:
+        p.stages -= 1
+    off = 0
+    for rl in loads:
+        rl.offset = off
+        off += rl.shape[0] * rl.shape[1] * 2
+    return p
+
+
+# ---- copies -------------------------------------------------------------------------
+def cp_async(lw, dst_addr, src_ptr, pred, nbytes):
+    """``@pred cp.async.{cg,ca}.shared.global [dst], [src], nbytes``."""
+    src = lw.b.ptrtoint(src_ptr, T.I64)
+    cache = "cg" if nbytes == 16 else "ca"
+    fty = ir.FunctionType(T.VOID, [T.I32, T.I64, T.I1])
+    lw.b.asm(fty, f"@$2 cp.async.{cache}.shared.global [$0], [$1], {int(nbytes)};",
+             "r,l,b,~{memory}", [dst_addr, src, pred], True)
+
+
+class _Ring:
+    """The stages, above the loop's scratch shared memory (its offset is fixed by
+    :meth:`close`, as ``async_pipeline.Ring`` does)."""
+
+    def __init__(self, lw, plan, body):
+        from .pipeline import IterSlice
+        from .rules_wgmma import shared_addr, swizzled_offset
+        self.lw, self.plan = lw, plan
+        base = lw.smem(0, align=1024)
+        g = ir.GlobalVariable(lw.module, T.I32, f"tj_rring_off{len(lw.module.globals)}", addrspace=4)
+        g.global_constant = True
+        g.linkage = "internal"
+        g.initializer = ir.Constant(T.I32, 0)
+        g.type = ir.PointerType(addrspace=4)
+        self.off_var = g
+        off = lw.b.load(g, typ=T.I32)
+        off.align = 4
+        self.base = lw.b.add(shared_addr(lw, base), off)
+        self.saved_window = lw.smem_window
+        lw.smem_window = 0
+        rec = plan.recur
+        self.args = [body.args[0]] + list(rec)
+        self.rec = [(a, j, body.terminator.values[j]) for a, (j, _) in rec.items()]
+        self.rec_eval = IterSlice(lw, body, set().union(set(), *[sl for _, sl in rec.values()]), self.args)
+        self.evals = [IterSlice(lw, body, rl.sl, self.args) for rl in plan.loads]
+        self.offsets = []           # per load: [(slot, byte offset in the stage)]
+        b = lw.b
+        for rl in plan.loads:
+            R, C = rl.shape
+            lay = lw.layout(rl.shape)
+            offs = []
+            for s in range(0, lay.nslots, rl.width):
+                e = lw.elem_index(lay, s)
+                r, c = b.udiv(e, lw.i32(C)), b.urem(e, lw.i32(C))
+                o = swizzled_offset(lw, r, b.lshr(c, lw.i32(3)), R)
+                o = b.add(o, b.shl(b.and_(c, lw.i32(7)), lw.i32(1)))
+                offs.append((s, b.add(o, lw.i32(rl.offset))))
+            self.offsets.append(offs)
+
+    def close(self):
+        lw = self.lw
+        size = self.plan.stages * self.plan.stage_bytes
+        off = (lw.smem_window + 1023) // 1024 * 1024
+        self.off_var.initializer = ir.Constant(T.I32, off)
+        lw.smem(off + size, align=1024)
+        lw.smem_window = None if self.saved_window is None else max(self.saved_window, off + size)
+
+    def stage_addr(self, stage):
+        return self.lw.b.add(self.base, self.lw.b.mul(stage, self.lw.i32(self.plan.stage_bytes)))
+
+    def env(self, iv, tiles):
+        out = {self.args[0]: Tile([iv], None)}
+        out.update({a: tiles[j] for a, j, _ in self.rec})
+        return out
+
+    def step(self, env, step):
+        iv = env[self.args[0]].scalar
+        out = {self.args[0]: Tile([self.lw.b.add(iv, step)], None)}
+        out.update({a: self.rec_eval.at(v, env) for a, _, v in self.rec})
+        return out
+
+    def issue(self, stage, pred, env):
+        """Copy every B tile of the iteration ``env`` into ``stage`` (one commit group)."""
+        lw = self.lw
+        addr = self.stage_addr(stage)
+        for rl, ev, offs in zip(self.plan.loads, self.evals, self.offsets):
+            tile = ev.at(rl.load.ptr, env, trans=rl.kmajor)
+            for s, off in offs:
+                cp_async(lw, lw.b.add(addr, off), tile.regs[s], pred, rl.width * 2)
+        _void_asm(lw, "cp.async.commit_group;")
+
+
+def _void_asm(lw, text):
+    lw.b.asm(ir.FunctionType(T.VOID, []), text, "~{memory}", [], True)
+
+
+# ---- the dots ---------------------------------------------------------------------------
+def ring_dot(lw, op, ml, afr, acc_regs, kind, where):
+    """``acc + A @ B`` with A's fragments ``afr`` ([k-step][mi]) and B read from its ring
+    tile at ``where`` = (i32 shared address, RingLoad) by ``ldmatrix.x4``."""
+    from .rules_mma import _mma
+    from .rules_wgmma import _ldmatrix_x4, swizzled_offset
+    addr, rl = where
+    (M, K), (_, N) = op.a.type.shape, op.b.type.shape
+    b = lw.b
+    q, lr = b.lshr(lw.lane, lw.i32(3)), b.and_(lw.lane, lw.i32(7))
+    regs = list(acc_regs)
+    for ks in range(K // 16):
+        bfr = []
+        for nj in range(0, ml.nt, 2):
+            if rl.kmajor:       # matrix q: n-tile q>>1, k-half q&1; lane row lr = n
+                n = b.add(b.add(lr, b.mul(b.lshr(q, lw.i32(1)), lw.i32(8))), lw.i32(nj * 8))
+                off = swizzled_offset(lw, n, b.add(b.and_(q, lw.i32(1)), lw.i32(2 * ks)), N)
+            else:               # matrix q: k-half q&1, n-tile q>>1; lane row lr = k
+                k = b.add(b.add(lr, b.mul(b.and_(q, lw.i32(1)), lw.i32(8))), lw.i32(ks * 16))
+                off = swizzled_offset(lw, k, b.add(b.lshr(q, lw.i32(1)), lw.i32(nj)), K)
+            r4 = _ldmatrix_x4(lw, b.add(addr, off), not rl.kmajor)
+            bfr += [r4[0:2], r4[2:4]]
+        for mi in range(ml.mt):
+            for ni in range(ml.nt):
+                i = (mi * ml.nt + ni) * 4
+                regs[i:i + 4] = _mma(lw, kind, afr[ks][mi], bfr[ni], regs[i:i + 4])
+    return regs
+
+
+# ---- the loop ---------------------------------------------------------------------------
+def lower_for(lw, op, plan, inits, carry, rows):
+    """Lower the row-region loop ``op`` with its dots' B tiles in a cp.async ring;
+    ``inits`` are the iter args' tiles (accumulators in the mma layout, carried rows in
+    RowLayout); returns the loop results' tiles."""
+    from .rules_control import _flat, _flat_tiles, _loop_cond, _phis, _private, _unflat, open_loop
+    from .rules_mma import to_mma
+    from .mma_rows import to_rows
+    b = lw.b
+    lb, ub, step = (lw.get(v).scalar for v in (op.lb, op.ub, op.step))
+    el = op.lb.type.element
+    body, n = op.body, len(op.inits)
+    D, S = plan.distance, plan.stages
+    lw.barrier()                        # earlier readers of shared memory are done
+    ring = _Ring(lw, plan, body)
+    env = ring.env(lb, inits)
+    for s in range(D):                  # prologue: iterations 0 .. D-1
+        ring.issue(lw.i32(s), _loop_cond(lw, env[body.args[0]].scalar, ub, step, el), env)
+        env = ring.step(env, step)
+    pre, head, bb, exit_, iv = open_loop(lw, "rfor", lb)
+    phis = _phis(lw, _flat(inits) + [lw.i32(0), lw.i32(D % S)], pre)
+    rs, ws = phis[-2], phis[-1]
+    b.cbranch(_loop_cond(lw, iv, ub, step, el), bb, exit_)
+    b.position_at_end(bb)
+    carried = _unflat(phis[:-2], inits)
+    _void_asm(lw, f"cp.async.wait_group {D - 1};")
+    lw.barrier()
+    env = ring.env(iv, carried)
+    for _ in range(D):
+        env = ring.step(env, step)
+    ring.issue(ws, _loop_cond(lw, env[body.args[0]].scalar, ub, step, el), env)
+    stage = ring.stage_addr(rs)
+    lw.__dict__.setdefault("ring_b", {}).update(
+        {rl.dot: (b.add(stage, lw.i32(rl.offset)), rl) for rl in plan.loads})
+    nxt = _lower_body(lw, op, iv, carried, {rl.load: rl.sl for rl in plan.loads}, _private)
+    for rl in plan.loads:
+        lw.ring_b.pop(rl.dot, None)
+    nxt = [to_mma(lw, t, carry[i]) if i in carry else to_rows(lw, t, rows[i]) if i in rows
+           else _flat_tiles(lw, [t])[0] for i, t in enumerate(nxt)]
+    latch = b.block
+    iv.add_incoming(b.add(iv, step), latch)
+    for p, v in zip(phis, _flat(nxt) + [_wrap(lw, rs, S), _wrap(lw, ws, S)]):
+        p.add_incoming(v, latch)
+    b.branch(head)
+    b.position_at_end(exit_)
+    _void_asm(lw, "cp.async.wait_group 0;")
+    lw.barrier()
+    ring.close()
+    return carried[:n]
+
+
+def _wrap(lw, s, stages):
+    nxt = lw.b.add(s, lw.i32(1))
+    return lw.b.select(lw.b.icmp_unsigned("==", nxt, lw.i32(stages)), lw.i32(0), nxt)
+
+
+def _lower_body(lw, op, iv, carried, gone, private):
+    """Lower the body without the ring's loads (and the pointer ops only they read)."""
+    body = op.body
+    lw._yielded = None
+    for a, t in zip(body.args, [Tile([iv], None)] + carried):
+        lw.values[a] = t
+    skip = set(gone)
+    for ld, sl in gone.items():
+        skip |= private(body, ld, set(sl))
+    for o in body.ops:
+        if o not in skip:
+            lw.lower_op(o)
+    out = lw._yielded
+    lw._yielded = None
+    return list(out)
