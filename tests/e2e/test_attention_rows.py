@@ -89,17 +89,18 @@ CASES = [  # H, N, D, BLOCK_M, BLOCK_N, warps, causal, bf16
 ]
 
 
-SWITCHES = {"strided K": {"mma_rows.KMAJOR_B": False},
-            "kmajor+prestage": {"mma_rows.PRESTAGE_B": True},
-            "ring": {"rows_ring.RING": True}}
+SWITCHES = {"strided K": {"mma_rows.KMAJOR_B": False, "rows_ring.RING": False},
+            "kmajor+prestage": {"mma_rows.PRESTAGE_B": True, "rows_ring.RING": False},
+            "no ring": {"rows_ring.RING": False}}
 
 
 @pytest.fixture(params=["default", *SWITCHES])
 def switches(request, backend, tmp_path):
-    """cuda/mma_rows' and cuda/rows_ring's switches: as shipped (K-major B on, pre-staging
-    and the B ring off), with K-major B off (K's transposed tile in strided loads), with
-    pre-staging on, and with the cp.async ring of B tiles on (a private compile cache,
-    since the switches are not part of the cache key).  Only CUDA reads them."""
+    """cuda/mma_rows' and cuda/rows_ring's switches: as shipped (K-major B and the cp.async
+    ring of B tiles on, pre-staging off), and on the register path (ring off): with K-major B
+    off (K's transposed tile in strided loads), with pre-staging on, and with neither (a
+    private compile cache, since the switches are not part of the cache key).  Only CUDA
+    reads them."""
     if request.param == "default":
         yield
         return

@@ -43,7 +43,9 @@ def _loop(ptx):
 
 @pytest.mark.parametrize("arch", [80, 90])
 def test_attention_loop_on_mma_with_the_accumulator_kept(arch):
-    ptx = _ptx(arch)
+    """The register path (rows_ring's cp.async ring switched off)."""
+    with rows_switches():
+        ptx = _ptx(arch)
     body = _loop(ptx)
     # 128x64 tile, 8 warps as 8x1 (mma_rows: a warp owns 16 whole rows): 1x8 fragments
     # per warp, 4 k-steps per dot, two dots
@@ -62,18 +64,18 @@ def test_attention_loop_on_mma_with_the_accumulator_kept(arch):
 
 
 @contextlib.contextmanager
-def rows_switches(kmajor, prestage):
-    """mma_rows' K-major B loads and B pre-staging set as given, with a private compile
-    cache (the switches are not in the cache key)."""
-    from tilejit.backends.cuda import mma_rows
+def rows_switches(kmajor=True, prestage=False, ring=False):
+    """mma_rows' K-major B loads and B pre-staging and rows_ring's cp.async ring set as
+    given, with a private compile cache (the switches are not in the cache key)."""
+    from tilejit.backends.cuda import mma_rows, rows_ring
     from tilejit.runtime.options import use_options
-    saved = mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B
-    mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B = kmajor, prestage
+    saved = mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING
+    mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING = kmajor, prestage, ring
     try:
         with use_options(cache_dir=tempfile.mkdtemp(prefix="tj_rows_")):
             yield
     finally:
-        mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B = saved
+        mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING = saved
 
 
 @pytest.mark.parametrize("arch", [80, 90])
@@ -83,8 +85,9 @@ def test_block_pointer_loads_are_prefetched_a_tile_ahead(arch):
     being a next iteration) before this iteration's first mma, all in 4-element vectors:
     V along its rows, K's transposed block (order (0, 1)) along its contiguous dim 0 (its
     pointer tile evaluated transposed), staged K-major and read by plain ldmatrix.  Each
-    dot's B is staged under its own barrier pair."""
-    ptx = _ptx(arch)
+    dot's B is staged under its own barrier pair (rows_ring's cp.async ring switched off)."""
+    with rows_switches():
+        ptx = _ptx(arch)
     body = _loop(ptx)
     first_mma = body.index("mma.sync")
     vec = [m.start() for m in re.finditer(r"@%p\d+ ld\.global\.v4\.b16", body)]
@@ -118,7 +121,7 @@ def test_strided_k_loads_without_kmajor(arch):
 def test_prestaged_operands(arch):
     """Pre-staging switched on (off by default: slower on the H200): K and V are staged
     side by side under one barrier pair, K still K-major."""
-    with rows_switches(kmajor=True, prestage=True):
+    with rows_switches(prestage=True):
         ptx = _ptx(arch)
     body = _loop(ptx)
     first_mma = body.index("mma.sync")
@@ -141,29 +144,14 @@ def test_attention_assembles_without_spills(arch):
     assert regs <= 255
 
 
-@contextlib.contextmanager
-def ring_on():
-    """cuda/rows_ring's cp.async ring of the region dots' B tiles switched on (private cache)."""
-    from tilejit.backends.cuda import rows_ring
-    from tilejit.runtime.options import use_options
-    saved = rows_ring.RING
-    rows_ring.RING = True
-    try:
-        with use_options(cache_dir=tempfile.mkdtemp(prefix="tj_rring_")):
-            yield
-    finally:
-        rows_ring.RING = saved
-
-
 @pytest.mark.parametrize("arch", [80, 90])
 def test_ring_of_b_tiles(arch):
     """rows_ring on: K's and V's tiles are copied to shared memory by cp.async (8-byte
     chunks of the blocked layout: 4 per thread and tile), two iterations ahead (3
     stages: the prologue issues two groups), one wait and ONE barrier per iteration, no
     global load or shared store left in the loop; K (K-major) read by plain ldmatrix, V by
-    ldmatrix.trans, from the swizzled stages; the A fragments as before."""
-    with ring_on():
-        ptx = _ptx(arch)
+    ldmatrix.trans, from the swizzled stages; the A fragments as before.  On by default."""
+    ptx = _ptx(arch)
     body = _loop(ptx)
     assert body.count("cp.async.ca.shared.global") == 8
     assert len(re.findall(r"@%p\d+ cp\.async\.ca\.shared\.global \[%r\d+\], \[%rd\d+\], 8;", body)) == 8
@@ -185,8 +173,6 @@ def test_ring_of_b_tiles(arch):
 
 
 def test_ring_off_leaves_the_loop_alone():
-    """The switch off (the default until a GPU run says otherwise): no cp.async at all."""
-    from tilejit.backends.cuda import rows_ring
-    if rows_ring.RING:
-        pytest.skip("the ring is on by default")
-    assert "cp.async" not in _ptx(90)
+    """The switch off: no cp.async at all."""
+    with rows_switches():
+        assert "cp.async" not in _ptx(90)
