@@ -6,7 +6,7 @@ copied by cp.async into a ring), non-causal and causal, each checked against tor
 float32 SDPA (each variant compiles into its own cache: the switches are not part of the
 cache key).  Usage: PYTHONPATH=$PWD python bench/attn_rows_variants.py [VARIANT ...]
 (default: kmajor ring; variants: neither kmajor prestage+kmajor "prestage+kmajor maxnreg128"
-ring "ring maxnreg128"; or triton alone: real Triton in this process)."""
+ring "ring maxnreg128" ring+rotate "ring+rotate stages4"; or triton alone: real Triton in this process)."""
 import os
 import statistics
 import sys
@@ -32,23 +32,26 @@ def main():
     m = torch.empty((Z, H, N), device="cuda", dtype=torch.float32)
     rows = []
     from tilejit.backends.cuda import rows_ring
-    variants = {"neither": (False, False, False, None), "kmajor": (False, True, False, None),
-                "prestage+kmajor": (True, True, False, None),
-                "prestage+kmajor maxnreg128": (True, True, False, 128),
-                "ring": (False, True, True, None), "ring maxnreg128": (False, True, True, 128)}
-    variants["triton"] = (False, True, False, None)
+    # name: (PRESTAGE_B, KMAJOR_B, RING, ROTATE_FIRST, extra launch options)
+    variants = {"neither": (False, False, False, False, {}), "kmajor": (False, True, False, False, {}),
+                "prestage+kmajor": (True, True, False, False, {}),
+                "prestage+kmajor maxnreg128": (True, True, False, False, {"maxnreg": 128}),
+                "ring": (False, True, True, False, {}), "ring maxnreg128": (False, True, True, False, {"maxnreg": 128}),
+                "ring+rotate": (False, True, True, True, {}),
+                "ring+rotate stages4": (False, True, True, True, {"num_stages": 4}),
+                "triton": (False, True, False, False, {})}
     for name in chosen:
-        pre, km, ring, regs = variants[name]
-        mma_rows.PRESTAGE_B, mma_rows.KMAJOR_B, rows_ring.RING = pre, km, ring
-        extra = {} if regs is None else {"maxnreg": regs}
+        pre, km, ring, rot, extra = variants[name]
+        mma_rows.PRESTAGE_B, mma_rows.KMAJOR_B, rows_ring.RING, rows_ring.ROTATE_FIRST = pre, km, ring, rot
+        extra = {"num_stages": 3, **extra}
         rotate = name
-        with use_options(cache_dir=tempfile.mkdtemp(prefix=f"tj_{int(pre)}{int(km)}{int(ring)}{regs}_")):
+        with use_options(cache_dir=tempfile.mkdtemp(prefix=f"tj_{int(pre)}{int(km)}{int(ring)}{int(rot)}_")):
             for causal in (False, True):
                 def run():
                     K._attn_fwd[(N // BM, Z * H, 1)](q, k, v, 0.5, m, o, *q.stride(), *k.stride(), *v.stride(),
                                                      *o.stride(), Z, H, N_CTX=N, HEAD_DIM=D, BLOCK_M=BM,
                                                      BLOCK_N=BN, STAGE=3 if causal else 1, num_warps=8,
-                                                     num_stages=3, **extra)
+                                                     **extra)
                 o.fill_(float("nan"))
                 run()
                 torch.cuda.synchronize()

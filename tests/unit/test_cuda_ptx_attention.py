@@ -64,18 +64,18 @@ def test_attention_loop_on_mma_with_the_accumulator_kept(arch):
 
 
 @contextlib.contextmanager
-def rows_switches(kmajor=True, prestage=False, ring=False):
+def rows_switches(kmajor=True, prestage=False, ring=False, rotate=False):
     """mma_rows' K-major B loads and B pre-staging and rows_ring's cp.async ring set as
     given, with a private compile cache (the switches are not in the cache key)."""
     from tilejit.backends.cuda import mma_rows, rows_ring
     from tilejit.runtime.options import use_options
-    saved = mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING
-    mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING = kmajor, prestage, ring
+    saved = mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST
+    mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST = kmajor, prestage, ring, rotate
     try:
         with use_options(cache_dir=tempfile.mkdtemp(prefix="tj_rows_")):
             yield
     finally:
-        mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING = saved
+        mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST = saved
 
 
 @pytest.mark.parametrize("arch", [80, 90])
@@ -150,8 +150,10 @@ def test_ring_of_b_tiles(arch):
     chunks of the blocked layout: 4 per thread and tile), two iterations ahead (3
     stages: the prologue issues two groups), one wait and ONE barrier per iteration, no
     global load or shared store left in the loop; K (K-major) read by plain ldmatrix, V by
-    ldmatrix.trans, from the swizzled stages; the A fragments as before.  On by default."""
-    ptx = _ptx(arch)
+    ldmatrix.trans, from the swizzled stages; the A fragments as before (the first dot
+    in its iteration: rows_ring.ROTATE_FIRST off)."""
+    with rows_switches(ring=True):
+        ptx = _ptx(arch)
     body = _loop(ptx)
     assert body.count("cp.async.ca.shared.global") == 8
     assert len(re.findall(r"@%p\d+ cp\.async\.ca\.shared\.global \[%r\d+\], \[%rd\d+\], 8;", body)) == 8
@@ -176,3 +178,22 @@ def test_ring_off_leaves_the_loop_alone():
     """The switch off: no cp.async at all."""
     with rows_switches():
         assert "cp.async" not in _ptx(90)
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_first_dot_an_iteration_ahead(arch):
+    """rows_ring.ROTATE_FIRST (on by default): q @ k of the next iteration is computed at the top of the
+    body, from the next stage (waited for with wait_group 0: three stages, two tiles
+    ahead), before this iteration's softmax (its exp2s come after the first mma.sync);
+    the first tile's q @ k runs before the loop (32 more mma.sync, 4 more ldmatrix)."""
+    ptx = _ptx(arch)
+    body = _loop(ptx)
+    assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
+    assert ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 96
+    assert body.count("cp.async.wait_group 0;") == 1 and "cp.async.wait_group 1;" not in body
+    assert body.count("bar.sync") == 1 and body.count("cp.async.ca.shared.global") == 8
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4 * 4
+    assert body.index("bar.sync") < body.index("mma.sync") < body.index("ex2.approx")
+    if tgt.find_ptxas():
+        msg = tgt.ptxas(ptx, arch, verbose=True)
+        assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", msg), msg
