@@ -240,7 +240,7 @@ def test_cuda90_grouped_gemm_fast_version_is_cp_async_ring_and_wgmma():
     k = _gg_ptx(90)
     ptx = k.asm["ptx"]
     assert re.search(r"^\.target sm_90a\b", ptx, re.M)
-    assert _count(ptx, r"cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16;") > 0
+    assert _count(ptx, r"cp\.async\.cg\.shared\.global \[%r\d+(?:\+\d+)?\], \[%rd\d+\], 16;") > 0
     assert _count(ptx, r"wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16") == 4
     assert "mma.sync" in ptx                      # the misaligned version keeps the register path
     off = _gg_ptx(90, align_version=False).asm["ptx"]

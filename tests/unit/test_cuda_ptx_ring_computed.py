@@ -74,7 +74,7 @@ def _ring_loop(ptx):
 
 def _check_ring(ptx, arch, masked):
     body = _ring_loop(ptx)
-    copy = r"@%p\d+ cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16" + (r", %r\d+;" if masked else ";")
+    copy = r"@%p\d+ cp\.async\.cg\.shared\.global \[%r\d+(?:\+\d+)?\], \[%rd\d+\], 16" + (r", %r\d+;" if masked else ";")
     # 128x64 + 64x128 fp16 per iteration over 256 threads: 8 16-byte copies per thread
     assert len(re.findall(copy, body)) == 8
     assert body.count("cp.async.commit_group") == 1

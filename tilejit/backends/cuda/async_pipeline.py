@@ -330,17 +330,10 @@ class Ring:
                       for (_, j), sl, msl in zip(plan.loads, plan.slices, plan.mask_slices)]
         self.rec = [(a, j, body.terminator.values[j]) for a, (j, _) in rec.items()]
         self.rec_eval = IterSlice(lw, body, set().union(*[sl for _, sl in rec.values()]), self.args)
-        self.offsets = []          # per load: this thread's chunk offsets in a stage
+        self.offsets = []          # per load: this thread's chunk offsets in a stage (reg, imm)
         extra = 0
         for shape in (plan.a_shape, plan.b_shape):
-            lay = lw.layout(shape)
-            R, C = shape
-            offs = []
-            for s0 in range(0, lay.nslots, 8):
-                e = lw.elem_index(lay, s0)
-                r, c = lw.b.udiv(e, lw.i32(C)), lw.b.urem(e, lw.i32(C))
-                offs.append(lw.b.add(W.swizzled_offset(lw, r, lw.b.lshr(c, lw.i32(3)), R), lw.i32(extra)))
-            self.offsets.append(offs)
+            self.offsets.append(_chunk_offsets(lw, lw.layout(shape), shape, extra))
             extra += W.tile_bytes(shape)
 
     def close(self):
@@ -376,15 +369,17 @@ class Ring:
         through the carried pointer tile of each load in ``tiles``, or (None) the load's
         pointer slice evaluated there."""
         lw = self.lw
-        addr = self.stage_addr(stage)
+        addr, at = self.stage_addr(stage), 0
+        if W.IMM_OFFSETS and isinstance(stage, ir.Constant):      # the prologue's stages
+            addr, at = self.base, int(stage.constant) * self.plan.stage_bytes
         sixteen, zero = lw.i32(16), lw.i32(0)
         for (ld, _), ev, tile, offs in zip(self.plan.loads, self.evals, tiles, self.offsets):
             if tile is None:
                 tile = ev.at(ld.ptr, env)
             masks = None if ld.mask is None else ev.at(ld.mask, env).regs
-            for k, off in enumerate(offs):
+            for k, (off, imm) in enumerate(offs):
                 nbytes = None if masks is None else lw.b.select(masks[k * 8], sixteen, zero)
-                W.cp_async16(lw, lw.b.add(addr, off), tile.regs[k * 8], pred, nbytes)
+                W.cp_async16(lw, lw.b.add(addr, off), tile.regs[k * 8], pred, nbytes, imm + at)
         W.cp_async_commit(lw)
 
     def advance(self, body, term, tiles):
@@ -392,6 +387,27 @@ class Ring:
         the tile; None for computed pointers)."""
         return [None if j is None else _evaluate(self.lw, body, sl, {body.args[j + 1]: t}, term.values[j])
                 for (ld, j), sl, t in zip(self.plan.loads, self.plan.slices, tiles)]
+
+
+def _chunk_offsets(lw, lay, shape, extra):
+    """[(register, immediate)] byte offsets of this thread's 16-byte chunks of an (R, C)
+    operand tile (layout ``lay``, 8 elements a chunk) in its swizzled stage, ``extra``
+    bytes in.  When the program's threads cover whole rows (T*8 a multiple of C) and a
+    thread's chunks lie a multiple of 8 rows apart, every chunk has the same panel and
+    swizzle as the first: chunk k is the first's offset + k * rows * 128 bytes, one
+    register and immediates (``rules_wgmma.IMM_OFFSETS``); else one register each."""
+    R, C = shape
+    b = lw.b
+
+    def offset(s0):
+        e = lw.elem_index(lay, s0)
+        r, c = b.udiv(e, lw.i32(C)), b.urem(e, lw.i32(C))
+        return b.add(W.swizzled_offset(lw, r, b.lshr(c, lw.i32(3)), R), lw.i32(extra))
+    span = lay.threads * lay.vec
+    if W.IMM_OFFSETS and lay.exact and lay.vec == 8 and span % C == 0 and (span // C) % 8 == 0:
+        first = offset(0)
+        return [(first, k * (span // C) * W.ROW_BYTES) for k in range(lay.nslots // 8)]
+    return [(offset(s0), 0) for s0 in range(0, lay.nslots, 8)]
 
 
 def _evaluate(lw, body, sl, bindings, value):

@@ -181,6 +181,20 @@ def to_mma(lw, tile: Tile, ml: MmaLayout) -> Tile:
     return Tile(out, ml)
 
 
+def _acc_addrs(lw, ml, base):
+    """Shared addresses of this thread's accumulator slots in a padded fp32 (M, N+FPAD)
+    tile at ``base``: one per-thread address plus constant offsets (``_coords`` computed
+    once), so that they stay one register rather than one each hoisted out of loops."""
+    M, N = ml.shape
+    b = lw.b
+    g, t = b.lshr(lw.lane, lw.i32(2)), b.and_(lw.lane, lw.i32(3))
+    r0 = b.add(b.mul(b.udiv(lw.warp, lw.i32(ml.wn)), lw.i32(M // ml.wm)), g)
+    c0 = b.add(b.mul(b.urem(lw.warp, lw.i32(ml.wn)), lw.i32(N // ml.wn)), b.mul(t, lw.i32(2)))
+    p0 = lw.smem_addr(base, b.mul(b.add(b.mul(r0, lw.i32(N + FPAD)), c0), lw.i32(4)))
+    return [lw.smem_addr(p0, lw.i32(((mi * 16 + (8 if c >= 2 else 0)) * (N + FPAD) + ni * 8 + (c & 1)) * 4))
+            for mi in range(ml.mt) for ni in range(ml.nt) for c in range(4)]
+
+
 def to_flat(lw, tile: Tile) -> Tile:
     from .mma_rows import RowLayout, TransposedLayout, rows_to_flat
     ml = tile.layout
@@ -193,9 +207,14 @@ def to_flat(lw, tile: Tile) -> Tile:
     M, N = ml.shape
     base = lw.smem(M * (N + FPAD) * 4)
     lw.barrier()
-    for v, (r, c) in zip(tile.regs, _coords(lw, ml)):
-        off = lw.b.mul(lw.b.add(lw.b.mul(r, lw.i32(N + FPAD)), c), lw.i32(4))
-        lw.b.store(v, lw.smem_addr(base, off)).align = 4
+    from .rules_wgmma import IMM_OFFSETS
+    if IMM_OFFSETS:
+        for v, addr in zip(tile.regs, _acc_addrs(lw, ml, base)):
+            lw.b.store(v, addr).align = 4
+    else:
+        for v, (r, c) in zip(tile.regs, _coords(lw, ml)):
+            off = lw.b.mul(lw.b.add(lw.b.mul(r, lw.i32(N + FPAD)), c), lw.i32(4))
+            lw.b.store(v, lw.smem_addr(base, off)).align = 4
     lw.barrier()
     lay = lw.layout(ml.shape)
     out = []
@@ -326,7 +345,7 @@ def _dot_register_a(lw, op, ml, afr):
 def _a_reader(lw, ml, M, K, base):
     """ks -> [mi] A fragments (4 i32) of a padded row-major (M, K) staging at ``base``
     (rows K+PAD halves), read by ``ldmatrix.x4`` when called."""
-    from .rules_wgmma import _ldmatrix_x4, shared_addr
+    from .rules_wgmma import ldmatrix_at, shared_addr
     b = lw.b
     sa = (K + PAD) * 2
     wr = b.udiv(lw.warp, lw.i32(ml.wn))
@@ -334,7 +353,7 @@ def _a_reader(lw, ml, M, K, base):
     a_row = b.add(b.add(b.mul(wr, lw.i32(M // ml.wm)), lr), b.mul(b.and_(q, lw.i32(1)), lw.i32(8)))
     a_kc = b.lshr(q, lw.i32(1))
     a_addr = b.add(shared_addr(lw, base), b.add(b.mul(a_row, lw.i32(sa)), b.mul(a_kc, lw.i32(16))))
-    return lambda ks: [_ldmatrix_x4(lw, b.add(a_addr, lw.i32(mi * 16 * sa + ks * 32)), False)
+    return lambda ks: [ldmatrix_at(lw, a_addr, mi * 16 * sa + ks * 32, False)
                        for mi in range(ml.mt)]
 
 
@@ -350,7 +369,7 @@ def _ldmatrix_dot(lw, ml, kind, mkn, base, boff, regs, afrags=None, b_kmajor=Fal
     padded row-major staging (A rows K+PAD halves, B rows N+PAD; 16-byte row chunks).
     ``afrags`` ([k-step][mi]) replaces the A reads when A is in registers; ``b_kmajor``:
     B is staged transposed (rows of K+PAD halves), read by plain ``ldmatrix.x4``."""
-    from .rules_wgmma import _ldmatrix_x4, shared_addr
+    from .rules_wgmma import ldmatrix_at, shared_addr
     M, K, N = mkn
     b = lw.b
     lane = lw.lane
@@ -374,7 +393,7 @@ def _ldmatrix_dot(lw, ml, kind, mkn, base, boff, regs, afrags=None, b_kmajor=Fal
         afr = read_a(ks)
         bfr = []
         for nj in range(0, ml.nt, 2):
-            r4 = _ldmatrix_x4(lw, b.add(b_addr, lw.i32(b_step(ks, nj))), not b_kmajor)
+            r4 = ldmatrix_at(lw, b_addr, b_step(ks, nj), not b_kmajor)
             bfr += [r4[0:2], r4[2:4]]
         for mi in range(ml.mt):
             for ni in range(ml.nt):

@@ -27,6 +27,14 @@ from .rules_mma import MmaLayout
 PANEL = 64          # 2-byte elements per 128-byte swizzled row
 ROW_BYTES = 128
 
+# Per-thread shared-memory addresses that differ by constants (a thread's chunks of a
+# ring stage, its fragments of a staged tile, its accumulator slots) are one register
+# plus immediates written into the instructions, not one register each: LLVM hoists such
+# sums out of loops and, in a kernel whose dot loop sits in an outer loop (grouped GEMM,
+# persistent matmul), ptxas then spills them.  False: one register per address (as before;
+# off until checked on a GPU).
+IMM_OFFSETS = False
+
 
 def swizzled_offset(lw, r, cc, rows: int):
     """Byte offset of 16-byte chunk ``cc`` (along the contiguous dim) of row ``r``
@@ -48,16 +56,18 @@ def shared_addr(lw, base):
 
 
 # ---- cp.async -------------------------------------------------------------------
-def cp_async16(lw, dst_addr, src_ptr, pred, src_bytes=None):
-    """``@pred cp.async.cg.shared.global [dst], [src], 16{, src_bytes}``."""
+def cp_async16(lw, dst_addr, src_ptr, pred, src_bytes=None, imm: int = 0):
+    """``@pred cp.async.cg.shared.global [dst+imm], [src], 16{, src_bytes}``: a constant
+    ``imm`` goes into the instruction's address (no register per offset)."""
     src = lw.b.ptrtoint(src_ptr, T.I64)
+    dst = f"[$0+{int(imm)}]" if imm else "[$0]"
     if src_bytes is None:
         fty = ir.FunctionType(T.VOID, [T.I32, T.I64, T.I1])
-        lw.b.asm(fty, "@$2 cp.async.cg.shared.global [$0], [$1], 16;", "r,l,b,~{memory}",
+        lw.b.asm(fty, f"@$2 cp.async.cg.shared.global {dst}, [$1], 16;", "r,l,b,~{memory}",
                  [dst_addr, src, pred], True)
         return
     fty = ir.FunctionType(T.VOID, [T.I32, T.I64, T.I32, T.I1])
-    lw.b.asm(fty, "@$3 cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r,b,~{memory}",
+    lw.b.asm(fty, f"@$3 cp.async.cg.shared.global {dst}, [$1], 16, $2;", "r,l,r,b,~{memory}",
              [dst_addr, src, src_bytes, pred], True)
 
 
@@ -145,12 +155,29 @@ def wgmma_consume(lw, plan, stage_addr, regs):
 
 
 # ---- ldmatrix + mma.sync ---------------------------------------------------------
-def _ldmatrix_x4(lw, addr, trans: bool):
+def _ldmatrix_x4(lw, addr, trans: bool, imm: int = 0):
+    """``ldmatrix.sync.aligned.m8n8.x4`` at shared address ``addr`` (+ the constant ``imm``,
+    written into the instruction)."""
     t = ".trans" if trans else ""
+    at = f"[$4+{int(imm)}]" if imm else "[$4]"
     fty = ir.FunctionType(ir.LiteralStructType([T.I32] * 4), [T.I32])
-    res = lw.b.asm(fty, f"ldmatrix.sync.aligned.m8n8.x4{t}.shared.b16 {{$0,$1,$2,$3}}, [$4];",
+    res = lw.b.asm(fty, f"ldmatrix.sync.aligned.m8n8.x4{t}.shared.b16 {{$0,$1,$2,$3}}, {at};",
                    "=r,=r,=r,=r,r", [addr], True)
     return [lw.b.extract_value(res, i) for i in range(4)]
+
+
+def at_imm(lw, addr, imm: int):
+    """(register, immediate) operands for address ``addr + imm`` of an asm access: the
+    constant stays out of the register when :data:`IMM_OFFSETS` is on."""
+    if IMM_OFFSETS or not imm:
+        return addr, int(imm)
+    return lw.b.add(addr, lw.i32(imm)), 0
+
+
+def ldmatrix_at(lw, addr, imm: int, trans: bool):
+    """``_ldmatrix_x4`` at ``addr + imm`` (``imm`` constant; see :func:`at_imm`)."""
+    a, i = at_imm(lw, addr, imm)
+    return _ldmatrix_x4(lw, a, trans, i)
 
 
 def mma_consume(lw, plan, stage_addr, regs):
