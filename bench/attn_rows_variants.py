@@ -6,7 +6,7 @@ copied by cp.async into a ring), non-causal and causal, each checked against tor
 float32 SDPA (each variant compiles into its own cache: the switches are not part of the
 cache key).  Usage: PYTHONPATH=$PWD python bench/attn_rows_variants.py [VARIANT ...]
 (default: kmajor ring; variants: neither kmajor prestage+kmajor "prestage+kmajor maxnreg128"
-ring "ring maxnreg128" ring+rotate "ring+rotate stages4"; or triton alone: real Triton in this process)."""
+ring "ring maxnreg128" ring+rotate "ring+rotate stages4" wgmma "wgmma in order" "wgmma stages4"; or triton alone: real Triton in this process)."""
 import os
 import statistics
 import sys
@@ -32,20 +32,24 @@ def main():
     m = torch.empty((Z, H, N), device="cuda", dtype=torch.float32)
     rows = []
     from tilejit.backends.cuda import rows_ring
-    # name: (PRESTAGE_B, KMAJOR_B, RING, ROTATE_FIRST, extra launch options)
+    # name: (PRESTAGE_B, KMAJOR_B, RING, ROTATE_FIRST, extra launch options[, WGMMA])
     variants = {"neither": (False, False, False, False, {}), "kmajor": (False, True, False, False, {}),
                 "prestage+kmajor": (True, True, False, False, {}),
                 "prestage+kmajor maxnreg128": (True, True, False, False, {"maxnreg": 128}),
                 "ring": (False, True, True, False, {}), "ring maxnreg128": (False, True, True, False, {"maxnreg": 128}),
                 "ring+rotate": (False, True, True, True, {}),
                 "ring+rotate stages4": (False, True, True, True, {"num_stages": 4}),
+                "wgmma": (False, True, True, True, {}, True),
+                "wgmma in order": (False, True, True, False, {}, True),
+                "wgmma stages4": (False, True, True, True, {"num_stages": 4}, True),
                 "triton": (False, True, False, False, {})}
     for name in chosen:
-        pre, km, ring, rot, extra = variants[name]
+        pre, km, ring, rot, extra, wg = (variants[name] + (False,))[:6]
         mma_rows.PRESTAGE_B, mma_rows.KMAJOR_B, rows_ring.RING, rows_ring.ROTATE_FIRST = pre, km, ring, rot
+        rows_ring.WGMMA = wg
         extra = {"num_stages": 3, **extra}
         rotate = name
-        with use_options(cache_dir=tempfile.mkdtemp(prefix=f"tj_{int(pre)}{int(km)}{int(ring)}{int(rot)}_")):
+        with use_options(cache_dir=tempfile.mkdtemp(prefix=f"tj_{int(pre)}{int(km)}{int(ring)}{int(rot)}{int(wg)}_")):
             for causal in (False, True):
                 def run():
                     K._attn_fwd[(N // BM, Z * H, 1)](q, k, v, 0.5, m, o, *q.stride(), *k.stride(), *v.stride(),

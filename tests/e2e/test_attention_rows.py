@@ -92,14 +92,17 @@ CASES = [  # H, N, D, BLOCK_M, BLOCK_N, warps, causal, bf16
 SWITCHES = {"strided K": {"mma_rows.KMAJOR_B": False, "rows_ring.RING": False},
             "kmajor+prestage": {"mma_rows.PRESTAGE_B": True, "rows_ring.RING": False},
             "no ring": {"rows_ring.RING": False},
-            "ring in order": {"rows_ring.ROTATE_FIRST": False}}
+            "ring in order": {"rows_ring.ROTATE_FIRST": False},
+            "mma.sync ring": {"rows_ring.WGMMA": False},
+            "mma.sync ring in order": {"rows_ring.WGMMA": False, "rows_ring.ROTATE_FIRST": False}}
 
 
 @pytest.fixture(params=["default", *SWITCHES])
 def switches(request, backend, tmp_path):
     """cuda/mma_rows' and cuda/rows_ring's switches: as shipped (K-major B and the cp.async
-    ring of B tiles on with the first dot an iteration ahead, pre-staging off), with the
-    ring's dots in order, and on the register path (ring off): with K-major B
+    ring of B tiles on with the first dot an iteration ahead, on wgmma where it fits: sm_90a,
+    one 16-row tile per warp; pre-staging off), with the ring's dots in order, the ring's
+    dots on mma.sync (ahead or in order), and on the register path (ring off): with K-major B
     off (K's transposed tile in strided loads), with pre-staging on, and with neither (a
     private compile cache, since the switches are not part of the cache key).  Only CUDA
     reads them."""

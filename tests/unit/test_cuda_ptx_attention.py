@@ -64,18 +64,20 @@ def test_attention_loop_on_mma_with_the_accumulator_kept(arch):
 
 
 @contextlib.contextmanager
-def rows_switches(kmajor=True, prestage=False, ring=False, rotate=False):
+def rows_switches(kmajor=True, prestage=False, ring=False, rotate=False, wgmma=False):
     """mma_rows' K-major B loads and B pre-staging and rows_ring's cp.async ring set as
     given, with a private compile cache (the switches are not in the cache key)."""
     from tilejit.backends.cuda import mma_rows, rows_ring
     from tilejit.runtime.options import use_options
-    saved = mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST
-    mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST = kmajor, prestage, ring, rotate
+    saved = mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST, rows_ring.WGMMA
+    (mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST,
+     rows_ring.WGMMA) = kmajor, prestage, ring, rotate, wgmma
     try:
         with use_options(cache_dir=tempfile.mkdtemp(prefix="tj_rows_")):
             yield
     finally:
-        mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST = saved
+        (mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST,
+         rows_ring.WGMMA) = saved
 
 
 @pytest.mark.parametrize("arch", [80, 90])
@@ -138,6 +140,7 @@ def test_prestaged_operands(arch):
 @needs_ptxas
 @pytest.mark.parametrize("arch", [80, 90])
 def test_attention_assembles_without_spills(arch):
+    """As shipped: the ring with the first dot ahead; on sm_90a its dots on wgmma."""
     msg = tgt.ptxas(_ptx(arch), arch, verbose=True)
     assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", msg), msg
     regs = int(re.search(r"Used (\d+) registers", msg).group(1))
@@ -182,11 +185,12 @@ def test_ring_off_leaves_the_loop_alone():
 
 @pytest.mark.parametrize("arch", [80, 90])
 def test_first_dot_an_iteration_ahead(arch):
-    """rows_ring.ROTATE_FIRST (on by default): q @ k of the next iteration is computed at the top of the
+    """rows_ring.ROTATE_FIRST (on by default; here on mma.sync): q @ k of the next iteration is computed at the top of the
     body, from the next stage (waited for with wait_group 0: three stages, two tiles
     ahead), before this iteration's softmax (its exp2s come after the first mma.sync);
     the first tile's q @ k runs before the loop (32 more mma.sync, 4 more ldmatrix)."""
-    ptx = _ptx(arch)
+    with rows_switches(ring=True, rotate=True):     # mma.sync (sm_90a takes wgmma by default)
+        ptx = _ptx(arch)
     body = _loop(ptx)
     assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
     assert ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 96
@@ -197,3 +201,33 @@ def test_first_dot_an_iteration_ahead(arch):
     if tgt.find_ptxas():
         msg = tgt.ptxas(ptx, arch, verbose=True)
         assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", msg), msg
+
+
+@pytest.mark.parametrize("rotate", [True, False])
+def test_ring_dots_on_wgmma(rotate):
+    """rows_ring.WGMMA (on by default) on sm_90a: each dot is 4 wgmma m64n64k16 (one per k-step) with A
+    from registers (q's hoisted fragments, p's packed from the first dot) and B by a
+    descriptor of its swizzled stage (K K-major: imm-trans-b 0; V N-major: 1), between a
+    wgmma.fence and one commit group; the copies are fenced for the async proxy before
+    the barrier.  With the first dot an iteration ahead, its group is left in flight
+    over the softmax (one wait after the second dot's group)."""
+    with rows_switches(ring=True, rotate=rotate, wgmma=True):
+        ptx = _ptx(90)
+    assert ".target sm_90a" in ptx
+    body = _loop(ptx)
+    wg = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.f16\.f16 \{[^}]*\}, "
+                    r"\{%r\d+,%r\d+,%r\d+,%r\d+\}, %rd\d+, 1, 1, 1, ([01]);", body)
+    assert wg == ["0"] * 4 + ["1"] * 4
+    assert "mma.sync" not in body and "ldmatrix" not in body
+    assert body.count("wgmma.fence.sync.aligned") == 2 and body.count("wgmma.commit_group") == 2
+    assert body.index("fence.proxy.async.shared::cta") < body.index("bar.sync")
+    assert body.count("bar.sync") == 1 and body.count("cp.async.ca.shared.global") == 8
+    first_wait = body.index("wgmma.wait_group.sync.aligned 0;")
+    if rotate:      # q @ k of the next tile in flight over this softmax
+        assert body.index("wgmma.commit_group") < body.index("ex2.approx") < first_wait
+    else:
+        assert first_wait < body.index("ex2.approx")
+    if tgt.find_ptxas():
+        msg = tgt.ptxas(ptx, 90, verbose=True)
+        assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", msg), msg
+        assert "serialized" not in msg, msg
