@@ -79,6 +79,7 @@ class Lowering:
         self.region_ops = set()             # ops lowered in the mma / row layouts (mma_rows)
         self.keep_layout = False            # get() returns region tiles as they are (mma_rows)
         self.smem_calls = 0                 # scratch requests so far (lw.smem)
+        self.remat = None                   # remat.Remat while lowering (lower())
         self.kernel = self._declare_kernel()
 
     # ---- module and kernel ---------------------------------------------------
@@ -111,7 +112,9 @@ class Lowering:
                 v = self.b.icmp_unsigned("!=", p, ir.Constant(T.I8, 0))
             self.values[arg.value] = Tile([v], None)
         from .async_pipeline import prepare
+        from .remat import start as remat_start
         prepare(self)
+        self.remat = remat_start(self)      # recompute cheap values after reductions (remat.py)
         self.lower_block(self.func.block)
         if not self.b.block.is_terminated:
             self.b.ret_void()
@@ -128,6 +131,8 @@ class Lowering:
     def lower_op(self, op):
         if op in self.deferred:     # lowered by the op that consumes it
             return
+        if self.remat is not None:
+            self.remat.before(op)
         if op in self.region_ops:
             from .mma_rows import lower_region
             rule = lower_region
@@ -146,6 +151,8 @@ class Lowering:
                                     f"{type(e).__name__}: {e}") from e
         for v, t in zip(op.results, results or ()):
             self.values[v] = t
+        if self.remat is not None:
+            self.remat.after(op)
 
     def get(self, value) -> Tile:
         """The value's tile in the blocked layout (an mma accumulator is converted)."""

@@ -1,0 +1,103 @@
+"""PTX of the rematerialisation across reductions (tilejit/backends/cuda/remat.py), no
+GPU needed: tutorial 05's layer-norm backward dx kernel (fp16, 8192 columns, 8 warps)
+converts x, w and dy from fp16 again after each row sum instead of holding xhat, w*dy
+and dy in fp32 across it, asks ptxas for two programs per SM and gets them without
+spills; with the switch off, or where the plan saves too little, the PTX is the plain
+lowering's."""
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import pytest
+
+import tilejit
+import tilejit.language as tl
+from tilejit.backends.cuda import remat
+from tilejit.backends.cuda import target as tgt
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+from test_layer_norm_memory_bound import ln_bwd_dx  # noqa: E402  (the tutorial's dx kernel)
+
+SIG = {"DX": "*fp16", "DY": "*fp16", "DW": "*fp16", "DB": "*fp16", "X": "*fp16", "W": "*fp16",
+       "Mean": "*fp32", "Rstd": "*fp32", "Lock": "*i32", "stride": "i32", "N": "i32"}
+DIV16 = tuple(SIG)
+
+
+def _ptx(fn=ln_bwd_dx, sig=SIG, warps=8, **cex):
+    cex = cex or {"GROUP_SIZE_M": 96, "BLOCK_SIZE_N": 8192}
+    return tilejit.compile(fn, signature=sig, constexprs=cex, divisible_by_16=tuple(sig),
+                           target="cuda:90", num_warps=warps).asm["ptx"]
+
+
+def _count(text, pat):
+    return len(re.findall(pat, text))
+
+
+def _dx_store_region(ptx):
+    """From the second row sum's last barrier to the dx stores (the code that makes dx)."""
+    first_atom = ptx.index("atom.")
+    head = ptx[:first_atom]
+    bars = [m.start() for m in re.finditer(r"bar\.sync", head)]
+    return head[bars[3]:]        # two barriers per reduction across warps
+
+
+@pytest.fixture
+def remat_on(monkeypatch):
+    monkeypatch.setattr(remat, "REMAT", True)
+    monkeypatch.setattr(remat, "OCCUPANCY", True)
+
+
+def test_dx_recomputes_from_fp16_after_the_row_sums(remat_on):
+    ptx = _ptx()
+    assert ".minnctapersm 2" in ptx
+    # the plain lowering converts x, dy, w once (96) and the loaded partial DW once (32)
+    assert _count(ptx, r"cvt\.f32\.f16") == 96 + 64 + 96 + 32
+    region = _dx_store_region(ptx)
+    assert _count(region, r"cvt\.f32\.f16") == 96          # x, w, dy again for dx
+    # the fp16 words pass through opaque copies (16 per tensor) before each recomputation
+    assert _count(ptx, r"mov\.b32 \t?%r\d+, %r\d+;") >= 16 * 5
+
+
+def test_switch_off_gives_the_plain_lowering(monkeypatch):
+    monkeypatch.setattr(remat, "REMAT", False)
+    ptx = _ptx()
+    assert ".minnctapersm" not in ptx
+    assert _count(ptx, r"cvt\.f32\.f16") == 96 + 32
+    assert _count(_dx_store_region(ptx), r"cvt\.f32\.f16") == 0
+
+
+def test_small_rows_save_too_little_and_keep_their_ptx(monkeypatch):
+    """fp32 rows of 1024 in 4 warps: 8 values per thread -- nothing worth recomputing."""
+    sig = dict(SIG, DX="*fp32", DY="*fp32", DW="*fp32", DB="*fp32", X="*fp32", W="*fp32")
+    on = _ptx(sig=sig, warps=4, GROUP_SIZE_M=4, BLOCK_SIZE_N=1024)
+    monkeypatch.setattr(remat, "REMAT", False)
+    off = _ptx(sig=sig, warps=4, GROUP_SIZE_M=4, BLOCK_SIZE_N=1024)
+    assert on == off
+
+
+@tilejit.jit
+def dot_then_sum(A, B, Out, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    a = tl.load(A + r[:, None] * BLOCK + r[None, :]).to(tl.float32)
+    b = tl.load(B + r[:, None] * BLOCK + r[None, :]).to(tl.float32)
+    c = tl.dot(a, b)
+    s = tl.sum(a, axis=1)
+    tl.store(Out + r[:, None] * BLOCK + r[None, :], c + a * s[:, None])
+
+
+def test_kernels_with_a_dot_are_left_alone(monkeypatch):
+    monkeypatch.setattr(remat, "MIN_SAVING", 0)
+    sig = {"A": "*fp16", "B": "*fp16", "Out": "*fp32"}
+    on = _ptx(dot_then_sum, sig, 4, BLOCK=64)
+    monkeypatch.setattr(remat, "REMAT", False)
+    assert on == _ptx(dot_then_sum, sig, 4, BLOCK=64)
+
+
+@pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
+def test_dx_fits_two_programs_per_sm_without_spills(remat_on):
+    out = tgt.ptxas(_ptx(), 90, verbose=True)
+    regs = int(re.search(r"Used (\d+) registers", out).group(1))
+    assert regs <= 128
+    assert "spill" not in out or "0 bytes spill stores" in out
