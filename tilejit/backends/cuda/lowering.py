@@ -113,6 +113,9 @@ class Lowering:
             self.values[arg.value] = Tile([v], None)
         from .async_pipeline import prepare
         from .remat import start as remat_start
+        if not self.sanitize:
+            from .hoist_loads import hoist_branch_loads
+            hoist_branch_loads(self.func)   # a branch's loads issued before it (hoist_loads.py)
         prepare(self)
         self.remat = remat_start(self)      # recompute cheap values after reductions (remat.py)
         self.lower_block(self.func.block)
