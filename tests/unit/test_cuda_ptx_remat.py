@@ -101,3 +101,22 @@ def test_dx_fits_two_programs_per_sm_without_spills(remat_on):
     regs = int(re.search(r"Used (\d+) registers", out).group(1))
     assert regs <= 128
     assert "spill" not in out or "0 bytes spill stores" in out
+
+
+@tilejit.jit
+def held_rows(X, Y, Z, Out, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(X + cols).to(tl.float32)
+    y = tl.load(Y + cols)
+    z = tl.load(Z + cols)
+    s = tl.sum(x * x, axis=0)
+    tl.store(Out + cols, x * s + y + z)
+
+
+def test_no_occupancy_request_when_much_stays_held(remat_on):
+    """x is converted again after the sum, but y and z (fp32, 64 registers at 8192 in 8
+    warps) stay held across it: more than half of two programs' budget -- no request."""
+    sig = {"X": "*fp16", "Y": "*fp32", "Z": "*fp32", "Out": "*fp32"}
+    ptx = _ptx(held_rows, sig, 8, BLOCK=8192)
+    assert _count(ptx, r"cvt\.f32\.f16") == 64
+    assert ".minnctapersm" not in ptx

@@ -30,7 +30,7 @@ from .layout import Layout
 
 REMAT = True            # False: values stay live across reductions (the plain lowering)
 MIN_SAVING = 16         # registers per thread the plan must save to be used
-OCCUPANCY = True        # with a plan: ask ptxas for 2 CTAs per SM (``.minnctapersm 2``)
+OCCUPANCY = True        # with a plan that leaves room: ask ptxas for 2 CTAs per SM (``.minnctapersm 2``)
 
 CHEAP = (ops.AddOp, ops.SubOp, ops.MulOp, ops.MinOp, ops.MaxOp, ops.NegOp, ops.AbsOp,
          ops.FmaOp, ops.SelectOp, ops.CastOp, ops.BitcastOp, ops.AndOp, ops.OrOp, ops.XorOp)
@@ -87,6 +87,7 @@ class Plan:
 
     def __init__(self):
         self.points, self.uses = {}, {}
+        self.after = 0.0        # registers per thread still held across the worst point
 
 
 def _plan_point(lw, block, i, plan):
@@ -105,6 +106,11 @@ def _plan_point(lw, block, i, plan):
     new = sum(_regs(lw, u) for u in leaves if u not in live and not _free(u))
     if held - new < MIN_SAVING:
         return
+    # what stays held across R (free values and pointer tiles -- contiguous ones are a
+    # base and offsets -- left out)
+    rest = sum(_regs(lw, v) for v in live - cands
+               if not _free(v) and not isinstance(v.type.element, PointerType))
+    plan.after = max(plan.after, rest + new)
     plan.points[block.ops[i]] = (frozenset(chain), frozenset(leaves))
     for o, used in zip(block.ops[i + 1:], later):
         if used & cands:
@@ -210,8 +216,10 @@ def start(lw):
     if p is None:
         return None
     attrs = lw.func.attrs
-    if OCCUPANCY and lw.threads <= 256 and not attrs.get("maxnreg") and not attrs.get("min_ctas_per_sm"):
+    cap = min(255, 65536 // (2 * lw.threads))
+    if OCCUPANCY and p.after <= cap / 2 and not attrs.get("maxnreg") and not attrs.get("min_ctas_per_sm"):
         # ptxas spends registers freely up to its limit; the plan made room for two
-        # programs per SM, this asks ptxas to keep to it (256 threads: 128 registers)
+        # programs per SM (what it still holds across a reduction is at most half of
+        # their budget), this asks ptxas to keep to it (256 threads: 128 registers)
         lw.kernel.attributes.add('"nvvm.minctasm"="2"')
     return Remat(lw, p)
