@@ -50,13 +50,21 @@ VARIANTS = {
 
 
 # name -> (bench_tutorials_cuda row key, {module: {switch: value}}, hinted grouped-GEMM source)
-ROW_VARIANTS = {
-    "matmul": ("matmul", {}, False),
-    "matmul_noimm": ("matmul", {"tilejit.backends.cuda.rules_wgmma": {"IMM_OFFSETS": False}}, False),
-    "grouped_gemm": ("grouped_gemm", {}, False),
-    "grouped_gemm_noimm": ("grouped_gemm", {"tilejit.backends.cuda.rules_wgmma": {"IMM_OFFSETS": False}}, False),
-    "grouped_gemm_hinted": ("grouped_gemm", {}, True),
-}
+_W, _A = "tilejit.backends.cuda.rules_wgmma", "tilejit.backends.cuda.async_pipeline"
+
+
+def _sw(imm, fence, uwg=False):
+    return {_W: {"IMM_OFFSETS": imm, "UNIFORM_WG": uwg}, _A: {"PROXY_FENCE": fence}}
+
+
+ROW_VARIANTS = {}
+for _key in ("matmul", "grouped_gemm", "persistent_matmul"):
+    ROW_VARIANTS[_key + "_before"] = (_key, _sw(False, True), False)        # the committed PTX before
+    ROW_VARIANTS[_key + "_imm"] = (_key, _sw(True, True), False)
+    ROW_VARIANTS[_key + "_imm_nofence"] = (_key, _sw(True, False), False)
+    ROW_VARIANTS[_key + "_imm_uwg"] = (_key, _sw(True, True, True), False)
+ROW_VARIANTS["grouped_gemm_hinted_imm"] = ("grouped_gemm", _sw(True, True), True)
+ROW_VARIANTS["grouped_gemm_hinted_imm_nofence"] = ("grouped_gemm", _sw(True, False), True)
 
 
 def run_rows(ns, emit):

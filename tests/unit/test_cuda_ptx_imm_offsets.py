@@ -1,5 +1,7 @@
 """CPU tier of ``rules_wgmma.IMM_OFFSETS``: per-thread shared-memory addresses that differ
-by constants are one register plus immediates written into the instructions.
+by constants are one register plus immediates written into the instructions; of
+``rules_wgmma.UNIFORM_WG`` (the wgmma warpgroup index read from lane 0 by ``shfl.sync.idx``)
+and ``async_pipeline.PROXY_FENCE`` (the async-proxy fence before the stage's wgmma).
 
 Tutorial 03's matmul and tutorial 08's grouped GEMM (the benchmark's specialisations,
 cuda:90): the ring's 16-byte ``cp.async`` copies of a stage use one address register per
@@ -17,6 +19,7 @@ import sys
 
 import pytest
 
+from tilejit.backends.cuda import async_pipeline as AP
 from tilejit.backends.cuda import rules_wgmma as W
 from tilejit.backends.cuda import target as tgt
 
@@ -122,3 +125,46 @@ def test_register_path_ldmatrix_immediates(imm, tmp_path):
     assert len(lds) >= 16
     assert len({(t, r) for t, r, _ in lds}) == 2
     assert any(off for _, _, off in lds)
+
+
+@pytest.fixture
+def uwg(request):
+    old = W.UNIFORM_WG
+    W.UNIFORM_WG = request.param
+    yield request.param
+    W.UNIFORM_WG = old
+
+
+@pytest.mark.parametrize("uwg", [True, False], indirect=True)
+def test_uniform_warpgroup_index(uwg, tmp_path):
+    """On: one ``shfl.sync.idx`` of the warpgroup index per iteration, ahead of the four
+    wgmma (their A descriptors derive from it); off: none in the loop."""
+    body = _loop(_ptx("mm", tmp_path))
+    shfl = re.findall(r"shfl\.sync\.idx\.b32\s+%r\d+, %r\d+, 0, 31, -1;", body)
+    assert len(shfl) == (1 if uwg else 0)
+    if uwg:
+        assert body.index("shfl.sync.idx") < body.index("wgmma.mma_async")
+    assert body.count("wgmma.mma_async") == 4
+
+
+@needs_ptxas
+@pytest.mark.parametrize("uwg", [True], indirect=True)
+@pytest.mark.parametrize("imm", [True], indirect=True)
+def test_uniform_warpgroup_index_registers(uwg, imm, tmp_path):
+    regs, spills = _ptxas(_ptx("mm", tmp_path), tmp_path)
+    assert regs <= 112 and spills == 0
+
+
+@pytest.fixture
+def fence(request):
+    old = AP.PROXY_FENCE
+    AP.PROXY_FENCE = request.param
+    yield request.param
+    AP.PROXY_FENCE = old
+
+
+@pytest.mark.parametrize("fence", [True, False], indirect=True)
+def test_proxy_fence_switch(fence, tmp_path):
+    body = _loop(_ptx("mm", tmp_path))
+    assert body.count("fence.proxy.async.shared::cta") == (1 if fence else 0)
+    assert body.index("cp.async.wait_group") < body.index("bar.sync") < body.index("wgmma.mma_async")

@@ -31,9 +31,15 @@ ROW_BYTES = 128
 # ring stage, its fragments of a staged tile, its accumulator slots) are one register
 # plus immediates written into the instructions, not one register each: LLVM hoists such
 # sums out of loops and, in a kernel whose dot loop sits in an outer loop (grouped GEMM,
-# persistent matmul), ptxas then spills them.  False: one register per address (as before;
-# off until checked on a GPU).
-IMM_OFFSETS = False
+# persistent matmul), ptxas then spills them.  On after an H200 run (grouped GEMM 0.091 ->
+# 0.085 ms; bench/results/matmul_tutorial_notes.md).  False: one register per address.
+IMM_OFFSETS = True
+
+# The warpgroup index of the wgmma A descriptors read through ``shfl.sync.idx`` from lane 0
+# (as Triton does): ptxas then builds the descriptors in uniform registers instead of
+# moving each one from a vector register before its wgmma (R2UR; tutorial 03's loop 112 ->
+# 101 SASS instructions, 116 -> 112 registers).  On after an H200 run.  False: as before.
+UNIFORM_WG = True
 
 
 def swizzled_offset(lw, r, cc, rows: int):
@@ -139,6 +145,8 @@ def wgmma_consume(lw, plan, stage_addr, regs):
     (M, K), N = plan.a_shape, plan.b_shape[1]
     b = lw.b
     wg = b.lshr(lw.warp, lw.i32(2))
+    if UNIFORM_WG:      # lane 0's value: ptxas then knows it is warp-uniform
+        wg = lw.call("llvm.nvvm.shfl.sync.idx.i32", T.I32, [lw.i32(-1), wg, lw.i32(0), lw.i32(31)])
     a0 = b.add(stage_addr, b.mul(wg, lw.i32(64 * ROW_BYTES)))
     b0 = b.add(stage_addr, lw.i32(tile_bytes(plan.a_shape)))
     hi_a = _desc_hi(16, 8 * ROW_BYTES)
