@@ -6,7 +6,7 @@ copied by cp.async into a ring), non-causal and causal, each checked against tor
 float32 SDPA (each variant compiles into its own cache: the switches are not part of the
 cache key).  Usage: PYTHONPATH=$PWD python bench/attn_rows_variants.py [VARIANT ...]
 (default: kmajor ring; variants: neither kmajor prestage+kmajor "prestage+kmajor maxnreg128"
-ring "ring maxnreg128" ring+rotate "ring+rotate stages4" wgmma "wgmma in order" "wgmma stages4"; or triton alone: real Triton in this process)."""
+ring "ring maxnreg128" ring+rotate "ring+rotate stages4" wgmma "wgmma in order" "wgmma stages4" "wgmma maxnreg128" "wgmma in order maxnreg128"; or triton alone: real Triton in this process)."""
 import os
 import statistics
 import sys
@@ -42,6 +42,8 @@ def main():
                 "wgmma": (False, True, True, True, {}, True),
                 "wgmma in order": (False, True, True, False, {}, True),
                 "wgmma stages4": (False, True, True, True, {"num_stages": 4}, True),
+                "wgmma maxnreg128": (False, True, True, True, {"maxnreg": 128}, True),
+                "wgmma in order maxnreg128": (False, True, True, False, {"maxnreg": 128}, True),
                 "triton": (False, True, False, False, {})}
     for name in chosen:
         pre, km, ring, rot, extra, wg = (variants[name] + (False,))[:6]
@@ -52,13 +54,14 @@ def main():
         with use_options(cache_dir=tempfile.mkdtemp(prefix=f"tj_{int(pre)}{int(km)}{int(ring)}{int(rot)}{int(wg)}_")):
             for causal in (False, True):
                 def run():
-                    K._attn_fwd[(N // BM, Z * H, 1)](q, k, v, 0.5, m, o, *q.stride(), *k.stride(), *v.stride(),
-                                                     *o.stride(), Z, H, N_CTX=N, HEAD_DIM=D, BLOCK_M=BM,
-                                                     BLOCK_N=BN, STAGE=3 if causal else 1, num_warps=8,
-                                                     **extra)
+                    return K._attn_fwd[(N // BM, Z * H, 1)](q, k, v, 0.5, m, o, *q.stride(), *k.stride(),
+                                                            *v.stride(), *o.stride(), Z, H, N_CTX=N, HEAD_DIM=D,
+                                                            BLOCK_M=BM, BLOCK_N=BN, STAGE=3 if causal else 1,
+                                                            num_warps=8, **extra)
                 o.fill_(float("nan"))
-                run()
+                compiled = run()
                 torch.cuda.synchronize()
+                _dump(compiled, name, causal)
                 ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(),
                                                                        is_causal=causal, scale=0.5)
                 err = (o.float() - ref).abs().max().item()
@@ -81,6 +84,19 @@ def main():
     for r in rows:
         print(f"| {r[0]} | {r[1]} | {r[2]:.3f} | {r[3]:.0f} | {r[4]:.2e} |")
     assert all(r[4] < 1e-2 for r in rows), "wrong results"
+
+
+def _dump(compiled, name, causal):
+    """With ATTN_PTX_DIR set: the launch's PTX there, and its register count printed."""
+    out = os.environ.get("ATTN_PTX_DIR")
+    asm = getattr(compiled, "asm", None) or {}
+    if not out or "ptx" not in asm:
+        return
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, f"{name.replace(' ', '_')}_{'causal' if causal else 'full'}.ptx"), "w") as f:
+        f.write(asm["ptx"])
+    print(name, "causal" if causal else "full", "registers:", getattr(compiled, "n_regs", "?"),
+          "shared:", getattr(getattr(compiled, "metadata", None), "shared", "?"), flush=True)
 
 
 if __name__ == "__main__":

@@ -64,20 +64,21 @@ def test_attention_loop_on_mma_with_the_accumulator_kept(arch):
 
 
 @contextlib.contextmanager
-def rows_switches(kmajor=True, prestage=False, ring=False, rotate=False, wgmma=False):
+def rows_switches(kmajor=True, prestage=False, ring=False, rotate=False, wgmma=False, occupancy=False):
     """mma_rows' K-major B loads and B pre-staging and rows_ring's cp.async ring set as
     given, with a private compile cache (the switches are not in the cache key)."""
     from tilejit.backends.cuda import mma_rows, rows_ring
     from tilejit.runtime.options import use_options
-    saved = mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST, rows_ring.WGMMA
+    saved = (mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST,
+             rows_ring.WGMMA, rows_ring.OCCUPANCY)
     (mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST,
-     rows_ring.WGMMA) = kmajor, prestage, ring, rotate, wgmma
+     rows_ring.WGMMA, rows_ring.OCCUPANCY) = kmajor, prestage, ring, rotate, wgmma, occupancy
     try:
         with use_options(cache_dir=tempfile.mkdtemp(prefix="tj_rows_")):
             yield
     finally:
         (mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST,
-         rows_ring.WGMMA) = saved
+         rows_ring.WGMMA, rows_ring.OCCUPANCY) = saved
 
 
 @pytest.mark.parametrize("arch", [80, 90])
@@ -139,12 +140,35 @@ def test_prestaged_operands(arch):
 
 @needs_ptxas
 @pytest.mark.parametrize("arch", [80, 90])
-def test_attention_assembles_without_spills(arch):
-    """As shipped: the ring with the first dot ahead; on sm_90a its dots on wgmma."""
-    msg = tgt.ptxas(_ptx(arch), arch, verbose=True)
-    assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", msg), msg
+def test_attention_assembles(arch):
+    """As shipped: the ring with the first dot ahead; on sm_90a its dots on wgmma, and
+    (every dot of the kernel in a wgmma ring) the registers capped at 128 for two CTAs
+    per SM, with a few bytes of spills; on sm_80 (mma.sync) no cap and no spills."""
+    ptx = _ptx(arch)
+    msg = tgt.ptxas(ptx, arch, verbose=True)
     regs = int(re.search(r"Used (\d+) registers", msg).group(1))
-    assert regs <= 255
+    spills = [int(x) for x in re.findall(r"(\d+) bytes spill (?:stores|loads)", msg)]
+    if arch == 90:
+        assert re.findall(r"\.maxnreg (\d+)", ptx) == ["128"] and regs <= 128
+        assert max(spills) <= 128, msg
+    else:
+        assert ".maxnreg" not in ptx and max(spills) == 0 and regs <= 255, msg
+
+
+def _ptx_with_attrs(**attrs):
+    from tilejit.runtime.compiler import build
+    func, _ = build(attn_fwd, SIG, dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64),
+                    ("Q", "K", "V", "Out", "stride_qm", "stride_kn", "stride_vk", "stride_om", "N_CTX"), (), None)
+    func.attrs.update(attrs)
+    return tilejit.compile(func, target="cuda:90", num_warps=8, num_stages=3).asm["ptx"]
+
+
+def test_register_cap_only_as_planned():
+    """The cap is rows_ring's (OCCUPANCY) and yields to the launch's own maxnreg."""
+    assert re.findall(r"\.maxnreg (\d+)", _ptx_with_attrs(maxnreg=168)) == ["168"]
+    assert ".maxnreg" not in _ptx_with_attrs(min_ctas_per_sm=1)
+    with rows_switches(ring=True, rotate=True, wgmma=True, occupancy=False):
+        assert ".maxnreg" not in _ptx(90)
 
 
 @pytest.mark.parametrize("arch", [80, 90])
@@ -231,3 +255,4 @@ def test_ring_dots_on_wgmma(rotate):
         msg = tgt.ptxas(ptx, 90, verbose=True)
         assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", msg), msg
         assert "serialized" not in msg, msg
+
