@@ -2,7 +2,7 @@
 # One device call for tutorials 03/08 (bench/results/matmul_tutorial_notes.md): the GPU
 # tests of the dot paths under the working tree's switches, the bench rows side by side
 # with Triton, then switch variants of the rows (matmul_tutorial_probe.py --impl rows).
-# usage: bash bench/matmul_tutorial_gpu.sh OUTDIR [test timeout s] [variants,...] [bench: 1/0] [triton probe: 1/0]
+# usage: [KF=pytest -k filter] bash bench/matmul_tutorial_gpu.sh OUTDIR [test timeout s] [variants,...] [bench: 1/0] [triton probe: 1/0]
 O=${1:-/tmp}; TT=${2:-120}; VARS=${3:-}; BENCH=${4:-1}; TRI=${5:-0}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader | tee $O/gpu.txt
@@ -10,7 +10,7 @@ python -c "import tilejit.backends.cuda.rules_wgmma as W, tilejit.backends.cuda.
 print('IMM_OFFSETS', W.IMM_OFFSETS, 'PROXY_FENCE', A.PROXY_FENCE)" | tee -a $O/gpu.txt
 if [ "$TT" != 0 ]; then
   timeout $TT python -m pytest -q -n 8 -p no:cacheprovider -o addopts="" tests/e2e tests/unit/test_cuda_gpu_dot.py \
-    -k "cuda and (matmul or dot or gemm or ring or align or persistent or tutorial or attention or attn)" > $O/gpu_tests.log 2>&1
+    -k "${KF:-cuda and (matmul or dot or gemm or ring or align or persistent or tutorial or attention or attn)}" > $O/gpu_tests.log 2>&1
   echo "tests rc=$?"; tail -4 $O/gpu_tests.log
 fi
 if [ "$BENCH" = 1 ]; then

@@ -102,12 +102,21 @@ def test_switch_off_keeps_one_register_per_copy(imm, tmp_path):
     assert not re.search(r"ldmatrix[^\n]*\[%r\d+\+\d+\]", ptx)
 
 
+@pytest.fixture
+def fresh(request):
+    old = AP.FRESH_TID
+    AP.FRESH_TID = request.param
+    yield request.param
+    AP.FRESH_TID = old
+
+
 @needs_ptxas
+@pytest.mark.parametrize("fresh", [False], indirect=True)
 @pytest.mark.parametrize("imm", [True], indirect=True)
-def test_fewer_registers_and_spills(imm, tmp_path):
+def test_fewer_registers_and_spills(imm, fresh, tmp_path):
     """Tutorial 03: 126 -> 116 registers; tutorial 08 with its loads hinted aligned (one
     ring loop, no fallback): 202 -> 128; the versioned grouped GEMM: 328 -> under 128
-    bytes of spill stores."""
+    bytes of spill stores (one thread index for the kernel: FRESH_TID off)."""
     regs, spills = _ptxas(_ptx("mm", tmp_path), tmp_path)
     assert regs <= 120 and spills == 0
     regs, spills = _ptxas(_ptx("gg_hinted", tmp_path), tmp_path)
@@ -168,3 +177,40 @@ def test_proxy_fence_switch(fence, tmp_path):
     body = _loop(_ptx("mm", tmp_path))
     assert body.count("fence.proxy.async.shared::cta") == (1 if fence else 0)
     assert body.index("cp.async.wait_group") < body.index("bar.sync") < body.index("wgmma.mma_async")
+
+
+_TID = re.compile(r"mov\.u32\s+%r\d+, %tid\.x;")
+
+
+@pytest.mark.parametrize("fresh", [True, False], indirect=True)
+def test_fresh_thread_index_per_tile(fresh, tmp_path):
+    """FRESH_TID: the grouped GEMM reads %tid.x at the top of its group loop's and its tile
+    loop's bodies (opaque inline asm), and nowhere else; off: one read, before the loops."""
+    ptx = _ptx("gg", tmp_path)
+    reads = [m.start() for m in _TID.finditer(ptx)]
+    first_loop = re.search(r"^\$L__BB\d+_\d+:$", ptx, re.M).start()
+    if fresh:
+        assert len(reads) == 2 and all(r > first_loop for r in reads)
+    else:
+        assert len(reads) == 1 and reads[0] < first_loop
+
+
+@pytest.mark.parametrize("fresh", [True], indirect=True)
+def test_fresh_thread_index_only_around_dot_loops(fresh, tmp_path):
+    """A kernel without a loop around its dot loop (tutorial 03) is unchanged."""
+    ptx = _ptx("mm", tmp_path)
+    reads = list(_TID.finditer(ptx))
+    assert len(reads) == 1 and reads[0].start() < ptx.index("wgmma.mma_async")
+
+
+@needs_ptxas
+@pytest.mark.parametrize("fresh", [True], indirect=True)
+@pytest.mark.parametrize("imm", [True], indirect=True)
+def test_fresh_thread_index_registers(imm, fresh, tmp_path):
+    """The hinted grouped GEMM (one ring loop per tile) keeps its register count (<= 128)
+    and no spills; the versioned one still assembles (its fallback loop now holds the
+    spills: the ring loop has none left, checked on SASS in the notes)."""
+    regs, spills = _ptxas(_ptx("gg_hinted", tmp_path), tmp_path)
+    assert regs <= 128 and spills == 0
+    regs, _ = _ptxas(_ptx("gg", tmp_path), tmp_path)
+    assert regs <= 255

@@ -38,6 +38,7 @@ runs ``S-1`` tiles ahead; False: copy before the dot, ``S-2`` ahead).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -171,6 +172,36 @@ def rejections(func, arch: int, num_warps: int = 4, options=None) -> list:
             if o in getattr(lw, "ring_rejects", {}):
                 out.append((o.loc, lw.ring_rejects[o]))
     return out
+
+
+# Inside the body of a loop around a dot loop (a persistent or grouped GEMM's tile loop),
+# the thread index is read again (an opaque ``mov %tid.x``) at the top of each iteration, so
+# the per-thread index math of the body (pointer tiles, ring offsets, conversion addresses,
+# the versioned fallback's scalar indices) is computed per tile where it is used instead of
+# being hoisted by LLVM to the kernel entry and held in registers across every path.
+# False: one thread index for the whole kernel (as before).
+FRESH_TID = True
+
+
+@contextmanager
+def fresh_thread_ids(lw, loop_op):
+    """While lowering the body of ``loop_op``: ``lw.tid``/``lane``/``warp`` from a fresh
+    read of ``%tid.x`` when :data:`FRESH_TID` is on and the body holds a dot loop."""
+    if not FRESH_TID or not _holds_dot_loop(loop_op):
+        yield
+        return
+    saved = (lw.tid, lw.lane, lw.warp)
+    tid = lw.b.asm(ir.FunctionType(T.I32, []), "mov.u32 $0, %tid.x;", "=r", [], True)
+    lw.tid, lw.lane, lw.warp = tid, lw.b.and_(tid, lw.i32(31)), lw.b.lshr(tid, lw.i32(5))
+    try:
+        yield
+    finally:
+        lw.tid, lw.lane, lw.warp = saved
+
+
+def _holds_dot_loop(loop_op) -> bool:
+    return any(isinstance(o, ops.ForOp) and o is not loop_op and any(isinstance(x, ops.DotOp) for x in o.body.ops)
+               for o in loop_op.walk())
 
 
 def find_plan(lw, for_op):

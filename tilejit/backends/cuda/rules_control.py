@@ -135,7 +135,7 @@ def _prefetch(lw, loads, ptr_tiles, cond):
 
 @RULES.register(ops.ForOp)
 def _for(lw, op):
-    from .async_pipeline import lower_for, plan_for
+    from .async_pipeline import fresh_thread_ids, lower_for, plan_for
     from .pipeline import plan_prefetch
     from .rules_mma import to_mma
     aplan = plan_for(lw, op)
@@ -187,7 +187,8 @@ def _for(lw, op):
     b.position_at_end(body)
     carried = _unflat(phis, inits)
     n = len(op.inits)
-    nxt = _lower_body(lw, op, iv, step, ub, el, carried[:n], loads, early, carried[n:], direct)
+    with fresh_thread_ids(lw, op):
+        nxt = _lower_body(lw, op, iv, step, ub, el, carried[:n], loads, early, carried[n:], direct)
     nxt = [t if i >= n else to_mma(lw, t, carry[i]) if i in carry else
            to_rows(lw, t, rows[i]) if i in rows else _flat_tiles(lw, [t])[0]
            for i, t in enumerate(nxt)]
@@ -389,6 +390,7 @@ def _if(lw, op):
 
 @RULES.register(ops.WhileOp)
 def _while(lw, op):
+    from .async_pipeline import fresh_thread_ids
     b = lw.b
     inits = [lw.get(v) for v in op.inits]
     pre = b.block
@@ -401,7 +403,8 @@ def _while(lw, op):
     cond, fwd = _run_region(lw, op.regions[0].block, _unflat(phis, inits))
     b.cbranch(cond.scalar, after, exit_)
     b.position_at_end(after)
-    nxt = _flat_tiles(lw, _run_region(lw, op.regions[1].block, fwd))
+    with fresh_thread_ids(lw, op):
+        nxt = _flat_tiles(lw, _run_region(lw, op.regions[1].block, fwd))
     latch = b.block
     for p, v in zip(phis, _flat(nxt)):
         p.add_incoming(v, latch)
