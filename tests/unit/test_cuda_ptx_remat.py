@@ -14,7 +14,7 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
-from tilejit.backends.cuda import remat
+from tilejit.backends.cuda import remat, rules_reduce
 from tilejit.backends.cuda import target as tgt
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
@@ -36,11 +36,9 @@ def _count(text, pat):
 
 
 def _dx_store_region(ptx):
-    """From the second row sum's last barrier to the dx stores (the code that makes dx)."""
-    first_atom = ptx.index("atom.")
-    head = ptx[:first_atom]
-    bars = [m.start() for m in re.finditer(r"bar\.sync", head)]
-    return head[bars[3]:]        # two barriers per reduction across warps
+    """From the row sums' last barrier to the first dx store (the code that makes dx)."""
+    head = ptx[:ptx.index("st.global")]
+    return head[[m.start() for m in re.finditer(r"bar\.sync", head)][-1]:]
 
 
 @pytest.fixture
@@ -49,11 +47,14 @@ def remat_on(monkeypatch):
     monkeypatch.setattr(remat, "OCCUPANCY", True)
 
 
-def test_dx_recomputes_from_fp16_after_the_row_sums(remat_on):
+@pytest.mark.parametrize("fused", [True, False])
+def test_dx_recomputes_from_fp16_after_the_row_sums(remat_on, monkeypatch, fused):
+    monkeypatch.setattr(rules_reduce, "FUSE_SIBLINGS", fused)
     ptx = _ptx()
     assert ".minnctapersm 2" in ptx
-    # the plain lowering converts x, dy, w once (96) and the loaded partial DW once (32)
-    assert _count(ptx, r"cvt\.f32\.f16") == 96 + 64 + 96 + 32
+    # the plain lowering converts x, dy, w once (96) and the loaded partial DW once (32);
+    # the second row sum, done apart from the first, needs w and dy again (64)
+    assert _count(ptx, r"cvt\.f32\.f16") == 96 + (0 if fused else 64) + 96 + 32
     region = _dx_store_region(ptx)
     assert _count(region, r"cvt\.f32\.f16") == 96          # x, w, dy again for dx
     # the fp16 words pass through opaque copies (16 per tensor) before each recomputation
@@ -120,3 +121,15 @@ def test_no_occupancy_request_when_much_stays_held(remat_on):
     ptx = _ptx(held_rows, sig, 8, BLOCK=8192)
     assert _count(ptx, r"cvt\.f32\.f16") == 64
     assert ".minnctapersm" not in ptx
+
+
+@pytest.mark.parametrize("fused,bars", [(True, 2), (False, 10)])
+def test_sibling_reductions_share_one_exchange(monkeypatch, fused, bars):
+    """Five full reductions of ready rows (8 warps): one barrier pair for all of them;
+    the sixth needs the first's result and gets its own."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+    from test_fused_reductions import many_sums
+    monkeypatch.setattr(rules_reduce, "FUSE_SIBLINGS", fused)
+    sig = {"X": "*fp32", "H": "*fp16", "I": "*i32", "Out": "*fp32", "N": "i32"}
+    ptx = _ptx(many_sums, sig, 8, BLOCK=1024, TAG=0)
+    assert _count(ptx, r"bar\.sync") == bars + 2

@@ -225,8 +225,89 @@ def _reduce(lw, op):
     if src.layout is None:
         raise NotImplementedError("tt.reduce of a scalar")
     if len(op.src.type.shape) == 1:
+        sibs = siblings(lw, op, src) if FUSE_SIBLINGS else []
+        if sibs:
+            outs = _reduce_all_fused(lw, [op] + sibs)
+            for o, r in zip(sibs, outs[1:]):
+                lw.deferred[o] = None           # lowered here (lower_op skips it)
+                lw.values[o.result] = Tile([r], None)
+            return [Tile([outs[0]], None)]
         return [Tile([_reduce_all(lw, op, src, el)], None)]
     return [_reduce_axis(lw, op, src, el)]
+
+
+# Full reductions of one block whose inputs are all ready are done together: the
+# per-thread and in-warp steps of each, then one exchange across warps (one barrier
+# pair) for all of them.  Each result is combined in the same order as alone.
+FUSE_SIBLINGS = False       # off until checked on a GPU (PTX tests: tests/unit/test_cuda_ptx_remat.py)
+_FUSABLE = ("sum", "max", "min", "xor_sum")
+
+
+def siblings(lw, op, src):
+    """Later full reductions of ``op``'s block, in the same layout, whose inputs are
+    already lowered, up to the first op with regions or side effects."""
+    block = op.parent
+    if op.kind not in _FUSABLE or block is None or lw.keep_layout or op in lw.region_ops:
+        return []
+    out = []
+    for o in block.ops[block.ops.index(op) + 1:]:
+        if o.regions or o.has_trait("side_effect") or o.has_trait("writes_memory"):
+            break
+        if not isinstance(o, ops.ReduceOp) or o.kind not in _FUSABLE or len(o.src.type.shape) != 1 \
+                or o.src not in lw.values or o in lw.deferred or o in lw.region_ops:
+            continue
+        if lw.remat is not None:
+            lw.remat.before(o)          # its input made again if it is stale (remat.py)
+        t = lw.values[o.src]
+        if t.layout is not None and t.layout == src.layout and len(t.regs) == len(src.regs):
+            out.append(o)
+    return out
+
+
+def _reduce_all_fused(lw, rops):
+    """:func:`_reduce_all` of several reductions of one layout at once."""
+    srcs = [lw.get(o.src) for o in rops]
+    els = [o.src.type.element for o in rops]
+    lay = srcs[0].layout
+    accs = []
+    for o, src, el in zip(rops, srcs, els):
+        acc = _identity(o.kind, el)
+        for s, v in enumerate(src.regs):
+            y = combine(lw, o.kind, el, acc, v)
+            own = lw.owned(lay, s)
+            acc = y if own is None else _pick(lw, own, y, acc)
+        accs.append(acc)
+    m = 16
+    while m >= 1:
+        accs = [combine(lw, o.kind, el, a, _shfl(lw, a, m)) for o, el, a in zip(rops, els, accs)]
+        m //= 2
+    if lw.num_warps == 1:
+        return accs
+    W = lw.num_warps
+    sizes = [T.mem_size(el) for el in els]
+    offs, at = [], 0
+    for sz in sizes:
+        offs.append(at)
+        at += (W * sz + 7) // 8 * 8
+    base = lw.smem(at + 16)
+    lw.barrier()
+
+    def write():
+        for v, off, sz in zip(accs, offs, sizes):
+            a = lw.smem_addr(base, lw.b.add(lw.i32(off), lw.b.mul(lw.warp, lw.i32(sz))))
+            lw.b.store(_mem(lw, v), a).align = sz
+    lw.guarded(lw.b.icmp_unsigned("==", lw.lane, lw.i32(0)), write)
+    lw.barrier()
+    outs = []
+    for o, el, v, off, sz in zip(rops, els, accs, offs, sizes):
+        out = None
+        for w in range(W):
+            x = lw.b.load(lw.smem_addr(base, lw.i32(off + w * sz)), typ=_mem(lw, v).type)
+            x.align = sz
+            x = _reg(lw, x, v.type)
+            out = x if out is None else combine(lw, o.kind, el, out, x)
+        outs.append(out)
+    return outs
 
 
 @RULES.register(ops.DotOp)
