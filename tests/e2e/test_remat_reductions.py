@@ -136,3 +136,39 @@ def test_recomputed_values_in_regions_loops_and_second_reduction(backend, rng, m
         off, off2 = run(1)
         np.testing.assert_array_equal(out.view(np.uint32), off.view(np.uint32))
         np.testing.assert_array_equal(out2.view(np.uint32), off2.view(np.uint32))
+
+
+@tilejit.jit
+def outer_leaf(A, Out, N, BLOCK: tl.constexpr, TAG: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    m = cols < N
+    a = tl.load(A + cols, mask=m, other=0)                  # fp16, outside the loop
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for i in range(0, 3):
+        t = tl.where(m, (a + i).to(tl.float32) * 0.5, 0.0)
+        r = tl.sum(t, axis=0)
+        acc += t - r
+    tl.store(Out + cols, acc + a.to(tl.float32), mask=m)    # a read again after the loop
+
+
+@pytest.mark.parametrize("N,block,warps", [(200, 256, 1), (1000, 1024, 4)])
+def test_leaf_from_an_enclosing_block(backend, rng, monkeypatch, N, block, warps):
+    """The reduction is in a loop body, its chain starts from a tile loaded before the
+    loop (which is read again after it): the copy made in the body serves the chain only."""
+    monkeypatch.setattr(remat, "REMAT", True)
+    monkeypatch.setattr(remat, "MIN_SAVING", 0)
+    a = rng.uniform(-2, 2, N).astype(np.float16)
+
+    def run(tag):
+        out = np.full(N, 7.0, np.float32)
+        outer_leaf[(1,)](a, out, N, BLOCK=block, TAG=tag, num_warps=warps)
+        return out
+    out = run(0)
+    acc = np.zeros(N)
+    for i in range(3):
+        t = (a + np.float16(i)).astype(np.float64) * 0.5
+        acc += t - t.sum()
+    np.testing.assert_allclose(out, acc + a.astype(np.float64), rtol=1e-5, atol=1e-3)
+    if backend == "cuda":
+        monkeypatch.setattr(remat, "REMAT", False)
+        np.testing.assert_array_equal(out.view(np.uint32), run(1).view(np.uint32))

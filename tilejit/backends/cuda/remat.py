@@ -171,6 +171,7 @@ class Remat:
     def __init__(self, lw, p: Plan):
         self.lw, self.plan = lw, p
         self.stale, self.leaves = set(), set()
+        self.copies = {}        # leaf -> its opaque copy (this point's)
 
     def before(self, op):
         for v in self.plan.uses.get(op, ()):
@@ -183,6 +184,7 @@ class Remat:
             chain, leaves = point
             self.stale |= chain
             self.leaves = {u for u in leaves if not _free(u)}   # copied once, on first use
+            self.copies = {}
 
     def _ok(self, v) -> bool:
         t = self.lw.values.get(v)
@@ -194,16 +196,21 @@ class Remat:
         if not all(self._ok(u) for u in op.operands) or not self._ok(v):
             self.stale.discard(v)
             return
+        saved = {}
         for u in op.operands:
             if u in self.stale:
                 self._refresh(u)
             elif u in self.leaves:
-                self.leaves.discard(u)
-                t = opaque_tile(lw, lw.values[u])
-                if t is not None:
-                    lw.values[u] = t
-        results = RULES.lookup(type(op))(lw, op)
-        lw.values[v] = results[0]
+                if u not in self.copies:
+                    self.copies[u] = opaque_tile(lw, lw.values[u])
+                if self.copies[u] is not None and u not in saved:
+                    saved[u] = lw.values[u]
+                    lw.values[u] = self.copies[u]
+        try:
+            results = RULES.lookup(type(op))(lw, op)
+        finally:
+            lw.values.update(saved)     # the copies serve the chains only: a leaf from an
+        lw.values[v] = results[0]       # enclosing block keeps its own registers there
         self.stale.discard(v)
 
 
