@@ -6,7 +6,7 @@ copied by cp.async into a ring), non-causal and causal, each checked against tor
 float32 SDPA (each variant compiles into its own cache: the switches are not part of the
 cache key).  Usage: PYTHONPATH=$PWD python bench/attn_rows_variants.py [VARIANT ...]
 (default: kmajor ring; variants: neither kmajor prestage+kmajor "prestage+kmajor maxnreg128"
-ring "ring maxnreg128" ring+rotate "ring+rotate stages4" wgmma "wgmma in order" "wgmma stages4" "wgmma maxnreg128" "wgmma in order maxnreg128"; or triton alone: real Triton in this process)."""
+ring "ring maxnreg128" ring+rotate "ring+rotate stages4" wgmma "wgmma in order" "wgmma stages4" "wgmma maxnreg128" "wgmma in order maxnreg128" "index tiles"; or triton alone: real Triton in this process)."""
 import os
 import statistics
 import sys
@@ -44,11 +44,16 @@ def main():
                 "wgmma stages4": (False, True, True, True, {"num_stages": 4}, True),
                 "wgmma maxnreg128": (False, True, True, True, {"maxnreg": 128}, True),
                 "wgmma in order maxnreg128": (False, True, True, False, {"maxnreg": 128}, True),
+                "index tiles": (False, True, True, True, {}, True),
                 "triton": (False, True, False, False, {})}
     for name in chosen:
         pre, km, ring, rot, extra, wg = (variants[name] + (False,))[:6]
         mma_rows.PRESTAGE_B, mma_rows.KMAJOR_B, rows_ring.RING, rows_ring.ROTATE_FIRST = pre, km, ring, rot
         rows_ring.WGMMA = wg
+        # mma_rows.INDEX_TILES (causal band loops in rings) goes with the first dot in order
+        # under the register cap (rows_ring.ROTATE_UNDER_CAP)
+        mma_rows.INDEX_TILES = name == "index tiles"
+        rows_ring.ROTATE_UNDER_CAP = name != "index tiles"
         extra = {"num_stages": 3, **extra}
         rotate = name
         with use_options(cache_dir=tempfile.mkdtemp(prefix=f"tj_{int(pre)}{int(km)}{int(ring)}{int(rot)}{int(wg)}_")):

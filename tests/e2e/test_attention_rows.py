@@ -94,7 +94,9 @@ SWITCHES = {"strided K": {"mma_rows.KMAJOR_B": False, "rows_ring.RING": False},
             "no ring": {"rows_ring.RING": False},
             "ring in order": {"rows_ring.ROTATE_FIRST": False},
             "mma.sync ring": {"rows_ring.WGMMA": False},
-            "mma.sync ring in order": {"rows_ring.WGMMA": False, "rows_ring.ROTATE_FIRST": False}}
+            "mma.sync ring in order": {"rows_ring.WGMMA": False, "rows_ring.ROTATE_FIRST": False},
+            "index tiles": {"mma_rows.INDEX_TILES": True, "rows_ring.ROTATE_UNDER_CAP": False},
+            "index tiles mma.sync": {"mma_rows.INDEX_TILES": True, "rows_ring.WGMMA": False}}
 
 
 @pytest.fixture(params=["default", *SWITCHES])
@@ -102,7 +104,9 @@ def switches(request, backend, tmp_path):
     """cuda/mma_rows' and cuda/rows_ring's switches: as shipped (K-major B and the cp.async
     ring of B tiles on with the first dot an iteration ahead, on wgmma where it fits: sm_90a,
     one 16-row tile per warp; pre-staging off), with the ring's dots in order, the ring's
-    dots on mma.sync (ahead or in order), and on the register path (ring off): with K-major B
+    dots on mma.sync (ahead or in order), with index tiles in the region (causal masks at
+    the mma coordinates: the causal case's loop then takes the ring too), and on the
+    register path (ring off): with K-major B
     off (K's transposed tile in strided loads), with pre-staging on, and with neither (a
     private compile cache, since the switches are not part of the cache key).  Only CUDA
     reads them."""

@@ -61,6 +61,50 @@ def test_causal_mask_outside_the_region_falls_back():
     assert list(plans.values()) == [None] and not forced
 
 
+def test_causal_mask_as_index_tiles_joins_the_region():
+    """mma_rows.INDEX_TILES: the mask's 2-D index values (the broadcasts of offs_m and of
+    start_n + offs_n, their compare) join the region (evaluated at the mma coordinates), so
+    the whole softmax and p do: a full plan, as for the non-causal loop."""
+    from tilejit.backends.cuda import mma_rows
+    saved = mma_rows.INDEX_TILES
+    mma_rows.INDEX_TILES = True
+    try:
+        plans, forced = _plans(attn_rows, ATTN_SIG, dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=True,
+                                                         BF16=False), 8)
+    finally:
+        mma_rows.INDEX_TILES = saved
+    (plan,) = plans.values()
+    assert plan is not None and len(plan.rows) == 2 and len(plan.hoist) == 1
+    cmp = [o for o in plan.ops if isinstance(o, ops.CmpOp)]
+    assert len(cmp) == 1 and cmp[0].attrs["pred"] == "ge"
+    assert sum(isinstance(o, ops.BroadcastOp) and o.result.type.element.kind == "int" for o in plan.ops) == 2
+    assert any(isinstance(o, ops.SelectOp) for o in plan.ops)
+    assert sum(isinstance(o, ops.ReduceOp) for o in plan.ops) == 2
+    assert {(ml.wm, ml.wn) for ml in forced.values()} == {(8, 1)}
+
+
+def test_index_expressions():
+    """mma_index.is_index: aranges, splats of scalars, constants, shape ops and integer
+    arithmetic / compares qualify; a load or a float does not."""
+    from tilejit.backends.cuda.mma_index import is_index
+
+    @tilejit.jit
+    def k(X, n, B: tl.constexpr):
+        r = tl.arange(0, B)
+        m = (r[:, None] + n) >= r[None, :] * 2
+        x = tl.load(X + r[:, None] * B + r[None, :])
+        f = tl.zeros([B, B], dtype=tl.float32) + n
+        tl.store(X + r[:, None] * B + r[None, :], tl.where(m, x, 0) + f.to(tl.float16))
+    func, _ = build(k, dict(X="*fp16", n="i32"), dict(B=16), ("X",))
+    two_d = [o for o in func.walk() if o.results and len(o.results[0].type.shape) == 2]
+    ints = [o for o in two_d if o.results[0].type.element.kind in ("int", "bool")
+            and not isinstance(o, ops.AddPtrOp) and not o.results[0].type.element.is_ptr()]
+    assert ints and all(is_index(o.results[0]) for o in ints)
+    assert any(isinstance(o, ops.CmpOp) for o in ints)
+    floats = [o for o in two_d if isinstance(o, (ops.LoadOp, ops.SelectOp))]
+    assert len(floats) == 2 and not any(is_index(o.results[0]) for o in floats)
+
+
 def test_too_few_rows_per_warp_keep_the_usual_layout():
     plans, forced = _plans(attn_rows, ATTN_SIG, dict(HEAD_DIM=32, BLOCK_M=64, BLOCK_N=32, CAUSAL=False,
                                                      BF16=False), 8)

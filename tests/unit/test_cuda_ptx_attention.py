@@ -256,3 +256,45 @@ def test_ring_dots_on_wgmma(rotate):
         assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", msg), msg
         assert "serialized" not in msg, msg
 
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_causal_mask_as_index_tile(arch):
+    """mma_rows.INDEX_TILES: the causal mask ``offs_m[:, None] >= start_n + offs_n[None, :]``
+    (its vectors made outside the loop) is computed at each accumulator slot's (row,
+    column): no shared-memory broadcast in the loop, which then takes rows_ring's ring
+    (one barrier, no ld.global / st.shared), on wgmma on sm_90a (every dot in a ring: the
+    register cap too, the first dot in order: ROTATE_UNDER_CAP off).  OFF by default (not
+    yet run on a GPU); off, the loop keeps the register path's conversions."""
+    from tests.e2e.test_attention_rows import attn_rows
+    from tilejit.backends.cuda import mma_rows
+    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "Out": "*fp16", "M": "*fp32",
+           "N_CTX": "i32"}
+
+    from tilejit.backends.cuda import rows_ring
+
+    def ptx(on):
+        saved = mma_rows.INDEX_TILES, rows_ring.ROTATE_UNDER_CAP
+        mma_rows.INDEX_TILES, rows_ring.ROTATE_UNDER_CAP = on, False
+        try:
+            with rows_switches(ring=True, rotate=True, wgmma=True, occupancy=True):
+                return tilejit.compile(attn_rows, signature=sig, constexprs=dict(
+                    HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=True, BF16=False),
+                    divisible_by_16=("Q", "K", "V", "Out", "M", "N_CTX"), target=f"cuda:{arch}",
+                    num_warps=8, num_stages=3).asm["ptx"]
+        finally:
+            mma_rows.INDEX_TILES, rows_ring.ROTATE_UNDER_CAP = saved
+    on, off = ptx(True), ptx(False)
+    body = _loop(on)
+    assert body.count("bar.sync") == 1 and "st.shared" not in body and "ld.global" not in body
+    assert body.count("cp.async.ca.shared.global") == 8
+    assert len(re.findall(r"setp\.(?:lt|le|gt|ge)\.s32", body)) >= 16      # the mask's compares ...
+    assert body.count("selp.f32") >= 16                                        # ... and selects
+    if arch == 90:
+        assert body.count("wgmma.mma_async") == 8 and ".maxnreg 128" in on
+        if tgt.find_ptxas():
+            msg = tgt.ptxas(on, 90, verbose=True)
+            assert "serialized" not in msg and "Used 128 registers" in msg, msg
+    else:
+        assert body.count("mma.sync.aligned.m16n8k16") == 64
+    assert _loop(off).count("bar.sync") > 1 and "cp.async" not in _loop(off)

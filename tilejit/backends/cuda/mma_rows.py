@@ -46,6 +46,9 @@ KMAJOR_B = True
 # top of the body (one barrier pair per iteration instead of one per dot).  OFF: correct on
 # the H200 but slower there (with K-major B: 3.56 ms against 3.06 ms non-causal).
 PRESTAGE_B = False
+# 2-D integer / boolean values built from aranges, splats and constants (causal masks)
+# join the region, computed at each slot's (row, column) (mma_index.py).
+INDEX_TILES = False
 
 
 @dataclass(frozen=True)
@@ -99,11 +102,23 @@ def _propagate(body, M, seeds):
 
     def kind(x):
         return kinds.get(x) or ("U" if _uniform(x) else None)
+    from .mma_index import is_index
+    memo, users = {}, {}
+    for o in body.walk():
+        for x in o.operands:
+            users.setdefault(x, []).append(o)
     for o in body.ops:
         if o.regions or not o.results:
             continue
         r = o.results[0]
         shape = tuple(r.type.shape)
+        if (INDEX_TILES and not isinstance(o, ops.DotOp) and len(shape) == 2 and shape[0] == M
+                and shape[1] % 8 == 0 and is_index(r, memo)
+                and all(isinstance(u, ops.ElementwiseOp) and not isinstance(u, ops.AddPtrOp)
+                        for u in users.get(r, []))):
+            kinds[r] = "T"          # evaluated at the mma layout's coordinates (mma_index)
+            marked.add(o)
+            continue
         if isinstance(o, ops.DotOp):
             kinds[r] = "T"          # lowered by the dot rule, in the (forced) mma layout
         elif isinstance(o, ops.ElementwiseOp) and not isinstance(o, ops.AddPtrOp):
@@ -270,6 +285,10 @@ def region_tile(lw, x, lay) -> Tile:
 def lower_region(lw, op):
     """Lower a region op of a :class:`RowPlan` in the mma / row layouts."""
     lay = _layout_for(lw, op.results[0])
+    if INDEX_TILES and not isinstance(lay, RowLayout):
+        from .mma_index import index_tile, is_index
+        if is_index(op.results[0]):
+            return [index_tile(lw, op.results[0], lay)]
     if isinstance(op, ops.ExpandDimsOp):
         src = region_tile(lw, op.src, RowLayout(tuple(op.src.type.shape), lay.wm))
         return [Tile(src.regs, lay)]

@@ -64,6 +64,11 @@ WGMMA = True
 # automatic: 1.91 ms against Triton's 1.19, 0.62x; causal, whose band loop is not in a
 # ring, keeps its 224 registers: 1.24 ms, 0.56x; 202 cuda e2e tests passed with it on).
 OCCUPANCY = True
+# The first dot an iteration ahead under that cap too (non-causal tutorial 06: 64 bytes of
+# spills, 1.99 ms against 2.02 in order).  With mma_rows.INDEX_TILES (causal: both loops
+# in rings, the cap for the whole kernel) ptxas runs out of registers with it (208 bytes
+# of spills, every wgmma serialized): switch it off there (not yet measured on a GPU).
+ROTATE_UNDER_CAP = True
 SMEM_LIMIT = 227 * 1024
 
 
@@ -187,6 +192,9 @@ def _first_dot(lw, for_op, p, body_vals):
     fragments hoisted, its accumulator loop-invariant, three stages or more."""
     if not ROTATE_FIRST or p.stages < 3:
         return None
+    if (not ROTATE_UNDER_CAP and OCCUPANCY and all(rl.wgmma for rl in p.loads)
+            and 65536 // (2 * lw.threads) < 255):
+        return None     # under the register cap two score tiles spill
     d = next(o for o in for_op.body.ops if isinstance(o, ops.DotOp))
     rl = next((rl for rl in p.loads if rl.dot is d), None)
     if (rl is None or d not in getattr(lw, "hoisted_a", {}) or d.acc in body_vals
