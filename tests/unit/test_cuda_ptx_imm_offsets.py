@@ -20,6 +20,7 @@ import sys
 import pytest
 
 from tilejit.backends.cuda import async_pipeline as AP
+from tilejit.backends.cuda import pipeline as PL
 from tilejit.backends.cuda import rules_wgmma as W
 from tilejit.backends.cuda import target as tgt
 
@@ -38,6 +39,10 @@ def imm(request):
 
 
 def _ptx(name, tmp_path, arch=90):
+    return _kernel(name, tmp_path, arch).asm["ptx"]
+
+
+def _kernel(name, tmp_path, arch=90):
     import matmul_tutorial_probe as P
     from tilejit.backends import get_backend
     from tilejit.compat import install_triton_alias
@@ -47,7 +52,7 @@ def _ptx(name, tmp_path, arch=90):
         tmp = str(tmp_path)
     func, _ = P._func(NS, name)
     func.attrs["target"] = f"cuda:{arch}"
-    return get_backend("cuda").compile(func, None).asm["ptx"]
+    return get_backend("cuda").compile(func, None)
 
 
 def _ptxas(ptx, tmp_path):
@@ -214,3 +219,31 @@ def test_fresh_thread_index_registers(imm, fresh, tmp_path):
     assert regs <= 128 and spills == 0
     regs, _ = _ptxas(_ptx("gg", tmp_path), tmp_path)
     assert regs <= 255
+
+
+@pytest.fixture
+def arange(request):
+    old = PL.ARANGE_LEAVES
+    PL.ARANGE_LEAVES = request.param
+    yield request.param
+    PL.ARANGE_LEAVES = old
+
+
+@pytest.mark.parametrize("arch", [90, 80])
+@pytest.mark.parametrize("arange", [True, False], indirect=True)
+def test_mask_arange_leaves(arange, arch, tmp_path):
+    """ARANGE_LEAVES: tutorial 03's K masks (``offs_k[None, :]`` / ``offs_k[:, None]``
+    broadcast to the operand tiles) are computed per chunk from its index: the prologue
+    moves nothing through shared memory (one barrier: the ring's entry), so the ring starts
+    at offset 0 (96 KB, as Triton's kernel); off: two exchanges (4 barriers) and the ring
+    1 KB up.  The loop is the same either way: one compare per chunk against K - k*64."""
+    k = _kernel("mm", tmp_path, arch)
+    ptx = k.asm["ptx"]
+    loop = _loop(ptx)
+    pro = ptx[:ptx.index(loop)]
+    smem_ops = len(re.findall(r"\b(?:st|ld)\.shared\.", pro))
+    if arange:
+        assert smem_ops == 0 and pro.count("bar.sync") == 1 and k.shared == 3 * 32768
+    else:
+        assert smem_ops > 0 and pro.count("bar.sync") == 5 and k.shared == 3 * 32768 + 1024
+    assert len(re.findall(r"cp\.async\.cg\.shared\.global[^;]*, 16, %r\d+;", loop)) == 8
