@@ -53,8 +53,9 @@ VARIANTS = {
 _W, _A = "tilejit.backends.cuda.rules_wgmma", "tilejit.backends.cuda.async_pipeline"
 
 
-def _sw(imm, fence, uwg=False, fresh=False):
-    return {_W: {"IMM_OFFSETS": imm, "UNIFORM_WG": uwg}, _A: {"PROXY_FENCE": fence, "FRESH_TID": fresh}}
+def _sw(imm, fence, uwg=False, fresh=False, arange=False):
+    return {_W: {"IMM_OFFSETS": imm, "UNIFORM_WG": uwg}, _A: {"PROXY_FENCE": fence, "FRESH_TID": fresh},
+            "tilejit.backends.cuda.pipeline": {"ARANGE_LEAVES": arange}}
 
 
 ROW_VARIANTS = {}
@@ -64,6 +65,7 @@ for _key in ("matmul", "grouped_gemm", "persistent_matmul"):
     ROW_VARIANTS[_key + "_imm_nofence"] = (_key, _sw(True, False), False)
     ROW_VARIANTS[_key + "_imm_uwg"] = (_key, _sw(True, True, True), False)
     ROW_VARIANTS[_key + "_imm_uwg_fresh"] = (_key, _sw(True, True, True, True), False)
+    ROW_VARIANTS[_key + "_shipped_arange"] = (_key, _sw(True, True, True, True, True), False)
 ROW_VARIANTS["grouped_gemm_hinted_imm"] = ("grouped_gemm", _sw(True, True), True)
 ROW_VARIANTS["grouped_gemm_hinted_imm_nofence"] = ("grouped_gemm", _sw(True, False), True)
 
