@@ -354,9 +354,7 @@ def lower_for(lw, op, plan, inits, carry, rows):
     """Lower the row-region loop ``op`` with its dots' B tiles in a cp.async ring;
     ``inits`` are the iter args' tiles (accumulators in the mma layout, carried rows in
     RowLayout); returns the loop results' tiles."""
-    from .rules_control import _flat, _flat_tiles, _loop_cond, _phis, _private, _unflat, open_loop
-    from .rules_mma import to_mma
-    from .mma_rows import to_rows
+    from .rules_control import _flat, _loop_cond, _phis, _unflat, open_loop
     b = lw.b
     lb, ub, step = (lw.get(v).scalar for v in (op.lb, op.ub, op.step))
     el = op.lb.type.element
@@ -364,37 +362,68 @@ def lower_for(lw, op, plan, inits, carry, rows):
     D, S = plan.distance, plan.stages
     lw.barrier()                        # earlier readers of shared memory are done
     ring = _Ring(lw, plan, body)
-    env = ring.env(lb, inits)
-    for s in range(D):                  # prologue: iterations 0 .. D-1
-        ring.issue(lw.i32(s), _loop_cond(lw, env[body.args[0]].scalar, ub, step, el), env)
-        env = ring.step(env, step)
-    first = plan.first
-    extra = []
-    wg = any(rl.wgmma for rl in plan.loads)
-    if first is not None:               # the first dot of iteration 0, before the loop
-        _void_asm(lw, f"cp.async.wait_group {D - 1};")
-        if wg:
-            _void_asm(lw, "fence.proxy.async.shared::cta;")
-        lw.barrier()
-        extra = [_first(lw, ring, first, lw.i32(0))]
+    extra = _prologue(lw, ring, plan, body, inits, (lb, ub, step, el))
     pre, head, bb, exit_, iv = open_loop(lw, "rfor", lb)
     phis = _phis(lw, _flat(inits + extra) + [lw.i32(0), lw.i32(D % S)], pre)
     rs, ws = phis[-2], phis[-1]
     b.cbranch(_loop_cond(lw, iv, ub, step, el), bb, exit_)
     b.position_at_end(bb)
     carried = _unflat(phis[:-2], inits + extra)
-    _void_asm(lw, f"cp.async.wait_group {D - 1 - (first is not None)};")
-    if wg:                              # the copies visible to wgmma's async proxy
+    _void_asm(lw, f"cp.async.wait_group {D - 1 - (plan.first is not None)};")
+    if any(rl.wgmma for rl in plan.loads):      # the copies visible to wgmma's async proxy
         _void_asm(lw, "fence.proxy.async.shared::cta;")
     lw.barrier()
     env = ring.env(iv, carried)
     for _ in range(D):
         env = ring.step(env, step)
     ring.issue(ws, _loop_cond(lw, env[body.args[0]].scalar, ub, step, el), env)
+    nxt = _iteration(lw, op, plan, ring, iv, carried, rs, carry, rows)
+    latch = b.block
+    iv.add_incoming(b.add(iv, step), latch)
+    for p, v in zip(phis, _flat(nxt) + [_wrap(lw, rs, S), _wrap(lw, ws, S)]):
+        p.add_incoming(v, latch)
+    b.branch(head)
+    b.position_at_end(exit_)
+    _void_asm(lw, "cp.async.wait_group 0;")
+    lw.barrier()
+    ring.close()
+    if all(rl.wgmma for rl in plan.loads):
+        _occupancy(lw, len(plan.loads))
+    return carried[:n]
+
+
+def _prologue(lw, ring, plan, body, inits, bounds):
+    """Issue the first ``D`` iterations' copies; with the first dot ahead, wait for the
+    first tile and return [its result] (the extra carried value), else []."""
+    from .rules_control import _loop_cond
+    lb, ub, step, el = bounds
+    D = plan.distance
+    env = ring.env(lb, inits)
+    for s in range(D):                  # iterations 0 .. D-1
+        ring.issue(lw.i32(s), _loop_cond(lw, env[body.args[0]].scalar, ub, step, el), env)
+        env = ring.step(env, step)
+    if plan.first is None:
+        return []
+    _void_asm(lw, f"cp.async.wait_group {D - 1};")
+    if any(rl.wgmma for rl in plan.loads):
+        _void_asm(lw, "fence.proxy.async.shared::cta;")
+    lw.barrier()
+    return [_first(lw, ring, plan.first, lw.i32(0))]
+
+
+def _iteration(lw, op, plan, ring, iv, carried, rs, carry, rows):
+    """The body's ops (the ring's loads gone, the dots reading stage ``rs``; the first
+    dot's next result computed first when it runs ahead); returns the next carried
+    tiles (the iter args', then the first dot's)."""
+    from .rules_control import _flat_tiles, _private
+    from .rules_mma import to_mma
+    from .mma_rows import to_rows
+    b, n, first = lw.b, len(op.inits), plan.first
     stage = ring.stage_addr(rs)
     gone = {rl.load: rl.sl for rl in plan.loads}
+    extra = []
     if first is not None:               # the next iteration's first dot, then this one's
-        extra = [_first(lw, ring, first, _wrap(lw, rs, S), wait=False)]
+        extra = [_first(lw, ring, first, _wrap(lw, rs, plan.stages), wait=False)]
         lw.values[first.dot.result] = carried[n]
         gone[first.dot] = frozenset()
     lw.__dict__.setdefault("ring_b", {}).update(
@@ -407,18 +436,7 @@ def lower_for(lw, op, plan, inits, carry, rows):
     if extra and first.wgmma:           # its group retired (after this iteration's dots)
         from .rules_wgmma import wgmma_wait
         extra = [Tile(wgmma_wait(lw, 0, extra[0].regs), extra[0].layout)]
-    latch = b.block
-    iv.add_incoming(b.add(iv, step), latch)
-    for p, v in zip(phis, _flat(nxt + extra) + [_wrap(lw, rs, S), _wrap(lw, ws, S)]):
-        p.add_incoming(v, latch)
-    b.branch(head)
-    b.position_at_end(exit_)
-    _void_asm(lw, "cp.async.wait_group 0;")
-    lw.barrier()
-    ring.close()
-    if all(rl.wgmma for rl in plan.loads):
-        _occupancy(lw, len(plan.loads))
-    return carried[:n]
+    return nxt + extra
 
 
 def _occupancy(lw, ndots):
