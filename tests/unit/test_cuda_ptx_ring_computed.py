@@ -140,7 +140,8 @@ def test_attention_block_pointer_arithmetic_has_no_shared_memory_broadcasts(arch
     through IterSlices (broadcasts sunk, invariant leaves before the loop), so the loop's
     barriers are the softmax's and the dots' alone: 22 -> 14 bar.sync per iteration."""
     import test_cuda_ptx_attention as A
-    body = A._loop(A._ptx(arch))
+    with A.rows_switches(kmajor=False):     # the register path: no cp.async ring, strided K
+        body = A._loop(A._ptx(arch))
     assert body.count("bar.sync") <= 14
     assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
     assert len(re.findall(r"ld\.global\.b16", body)) == 16 and len(re.findall(r"ld\.global", body)) == 20
