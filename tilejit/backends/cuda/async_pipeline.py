@@ -340,16 +340,18 @@ def plan_for(lw, for_op):
 
 
 # ---- the ring ----------------------------------------------------------------------
-class Ring:
-    """The stages live above the scratch shared memory that ops inside the loop use
-    (broadcasts of masks, ...), which all start at offset 0: that size is known only
-    once the loop is lowered, so the ring's offset is a placeholder constant filled in
-    by :meth:`close` (LLVM folds it)."""
+class RingStages:
+    """Shared-memory stages of a ``cp.async`` ring and the recurrences that step its copy
+    addresses (shared by :class:`Ring` and ``rows_ring``'s ring).  The stages live above
+    the scratch shared memory that ops inside the loop use (broadcasts of masks, ...),
+    which all start at offset 0: that size is known only once the loop is lowered, so the
+    ring's offset is a placeholder constant filled in by :meth:`close` (LLVM folds it)."""
+    OFFSET_NAME = "tj_ring_off"
 
-    def __init__(self, lw, plan, body):
+    def __init__(self, lw, plan, body, recur):
         self.lw, self.plan = lw, plan
         base = lw.smem(0, align=1024)
-        name = f"tj_ring_off{len(lw.module.globals)}"
+        name = f"{self.OFFSET_NAME}{len(lw.module.globals)}"
         g = ir.GlobalVariable(lw.module, T.I32, name, addrspace=4)
         g.global_constant = True
         g.linkage = "internal"
@@ -361,29 +363,25 @@ class Ring:
         self.base = lw.b.add(W.shared_addr(lw, base), off)
         self.saved_window = lw.smem_window
         lw.smem_window = 0
+        self.recur, self.body = recur, body
+        self.args = [body.args[0]] + list(recur)
+
+    def slice_recurrences(self):
+        """The recurrences' update slices (carried scalars such as block-pointer offsets)."""
         from .pipeline import IterSlice
-        rec = plan.recur or {}
-        self.args = [body.args[0]] + list(rec)
-        self.evals = [IterSlice(lw, body, (sl if j is None else set()) | (msl or set()), self.args)
-                      for (_, j), sl, msl in zip(plan.loads, plan.slices, plan.mask_slices)]
-        self.rec = [(a, j, body.terminator.values[j]) for a, (j, _) in rec.items()]
-        self.rec_eval = IterSlice(lw, body, set().union(*[sl for _, sl in rec.values()]), self.args)
-        self.offsets = []          # per load: this thread's chunk offsets in a stage (reg, imm)
-        extra = 0
-        for shape in (plan.a_shape, plan.b_shape):
-            self.offsets.append(_chunk_offsets(lw, lw.layout(shape), shape, extra))
-            extra += W.tile_bytes(shape)
+        body, recur = self.body, self.recur
+        self.rec = [(a, j, body.terminator.values[j]) for a, (j, _) in recur.items()]
+        self.rec_eval = IterSlice(self.lw, body, set().union(set(), *[sl for _, sl in recur.values()]),
+                                  self.args)
 
     def close(self):
         """Fix the ring's offset above the loop's scratch and reserve its bytes."""
         lw = self.lw
+        size = self.plan.stages * self.plan.stage_bytes
         off = (lw.smem_window + 1023) // 1024 * 1024
         self.off_var.initializer = ir.Constant(T.I32, off)
-        lw.smem(off + self.plan.stages * self.plan.stage_bytes, align=1024)
-        if self.saved_window is not None:
-            lw.smem_window = max(self.saved_window, off + self.plan.stages * self.plan.stage_bytes)
-        else:
-            lw.smem_window = None
+        lw.smem(off + size, align=1024)
+        lw.smem_window = None if self.saved_window is None else max(self.saved_window, off + size)
 
     def stage_addr(self, stage):
         return self.lw.b.add(self.base, self.lw.b.mul(stage, self.lw.i32(self.plan.stage_bytes)))
@@ -401,6 +399,22 @@ class Ring:
         out = {self.args[0]: Tile([self.lw.b.add(iv, step)], None)}
         out.update({a: self.rec_eval.at(v, env) for a, _, v in self.rec})
         return out
+
+
+class Ring(RingStages):
+    """The matmul ring: A's and B's tiles of each stage, copied in 16-byte chunks."""
+
+    def __init__(self, lw, plan, body):
+        super().__init__(lw, plan, body, plan.recur or {})
+        from .pipeline import IterSlice
+        self.evals = [IterSlice(lw, body, (sl if j is None else set()) | (msl or set()), self.args)
+                      for (_, j), sl, msl in zip(plan.loads, plan.slices, plan.mask_slices)]
+        self.slice_recurrences()
+        self.offsets = []          # per load: this thread's chunk offsets in a stage (reg, imm)
+        extra = 0
+        for shape in (plan.a_shape, plan.b_shape):
+            self.offsets.append(_chunk_offsets(lw, lw.layout(shape), shape, extra))
+            extra += W.tile_bytes(shape)
 
     def issue(self, body, tiles, stage, pred, env):
         """Copy the tiles of the iteration ``env`` (see :meth:`env`) into ``stage``:

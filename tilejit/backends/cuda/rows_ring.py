@@ -34,6 +34,7 @@ from llvmlite import ir
 
 from ...ir import ops
 from . import types as T
+from .async_pipeline import RingStages
 from .lowering import Tile
 
 # Row-region loops copy their dots' B tiles with cp.async into a ring (this module).  ON
@@ -213,30 +214,15 @@ def cp_async(lw, dst_addr, src_ptr, pred, nbytes):
              "r,l,b,~{memory}", [dst_addr, src, pred], True)
 
 
-class _Ring:
-    """The stages, above the loop's scratch shared memory (its offset is fixed by
-    :meth:`close`, as ``async_pipeline.Ring`` does)."""
+class _Ring(RingStages):
+    """The stages of the region dots' B tiles (async_pipeline.RingStages)."""
+    OFFSET_NAME = "tj_rring_off"
 
     def __init__(self, lw, plan, body):
         from .pipeline import IterSlice
-        from .rules_wgmma import shared_addr, swizzled_offset
-        self.lw, self.plan = lw, plan
-        base = lw.smem(0, align=1024)
-        g = ir.GlobalVariable(lw.module, T.I32, f"tj_rring_off{len(lw.module.globals)}", addrspace=4)
-        g.global_constant = True
-        g.linkage = "internal"
-        g.initializer = ir.Constant(T.I32, 0)
-        g.type = ir.PointerType(addrspace=4)
-        self.off_var = g
-        off = lw.b.load(g, typ=T.I32)
-        off.align = 4
-        self.base = lw.b.add(shared_addr(lw, base), off)
-        self.saved_window = lw.smem_window
-        lw.smem_window = 0
-        rec = plan.recur
-        self.args = [body.args[0]] + list(rec)
-        self.rec = [(a, j, body.terminator.values[j]) for a, (j, _) in rec.items()]
-        self.rec_eval = IterSlice(lw, body, set().union(set(), *[sl for _, sl in rec.values()]), self.args)
+        from .rules_wgmma import swizzled_offset
+        super().__init__(lw, plan, body, plan.recur)
+        self.slice_recurrences()
         self.evals = [IterSlice(lw, body, rl.sl, self.args) for rl in plan.loads]
         self.offsets = []           # per load: [(slot, byte offset in the stage)]
         b = lw.b
@@ -251,28 +237,6 @@ class _Ring:
                 o = b.add(o, b.shl(b.and_(c, lw.i32(7)), lw.i32(1)))
                 offs.append((s, b.add(o, lw.i32(rl.offset))))
             self.offsets.append(offs)
-
-    def close(self):
-        lw = self.lw
-        size = self.plan.stages * self.plan.stage_bytes
-        off = (lw.smem_window + 1023) // 1024 * 1024
-        self.off_var.initializer = ir.Constant(T.I32, off)
-        lw.smem(off + size, align=1024)
-        lw.smem_window = None if self.saved_window is None else max(self.saved_window, off + size)
-
-    def stage_addr(self, stage):
-        return self.lw.b.add(self.base, self.lw.b.mul(stage, self.lw.i32(self.plan.stage_bytes)))
-
-    def env(self, iv, tiles):
-        out = {self.args[0]: Tile([iv], None)}
-        out.update({a: tiles[j] for a, j, _ in self.rec})
-        return out
-
-    def step(self, env, step):
-        iv = env[self.args[0]].scalar
-        out = {self.args[0]: Tile([self.lw.b.add(iv, step)], None)}
-        out.update({a: self.rec_eval.at(v, env) for a, _, v in self.rec})
-        return out
 
     def issue(self, stage, pred, env):
         """Copy every B tile of the iteration ``env`` into ``stage`` (one commit group)."""
