@@ -200,6 +200,14 @@ class Lowering:
         tv = self.b.mul(self.tid, self.i32(lay.vec)) if lay.vec > 1 else self.tid
         return self.b.add(tv, self.i32(lay.slot_base(slot)))
 
+    def axis(self, value):
+        """The axis analysis' facts of ``value`` (``AxisInfo``), or None where there are none
+        (no analysis, or a value made after it ran): callers then assume nothing."""
+        try:
+            return self.facts.axis(value)
+        except Exception:
+            return None
+
     def elem_index(self, lay: Layout, slot: int):
         """Flat (row-major) element index held in ``slot`` by this thread."""
         key = (lay, slot, self.b.block)

@@ -420,10 +420,7 @@ def kmajor_width(lw, for_op, plan, ld, sl):
         return 0
     if any(lw.forced_ml[o].nt % 2 for o in uses):
         return 0
-    try:
-        info = lw.facts.axis(ld.ptr)
-    except Exception:
-        return 0
+    info = lw.axis(ld.ptr)
     if info is None:
         return 0
     R, C = ld.ptr.type.shape

@@ -107,10 +107,7 @@ def _width(lw, ld, dim, shape):
     lay = lw.layout(shape)
     if lay is None or not lay.exact:
         return 0
-    try:
-        info = lw.facts.axis(ld.ptr)
-    except Exception:
-        return 0
+    info = lw.axis(ld.ptr)
     if info is None:
         return 0
     contig, div = info.contiguity[dim], info.divisibility[dim]

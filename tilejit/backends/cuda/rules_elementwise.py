@@ -207,10 +207,7 @@ def _constant_run(lw, value, lay) -> int:
     if not CHUNK_CONSTANT_CMP or lay is None or lay.vec == 1 or lw.facts is None or lw.sanitize \
             or getattr(lw, "in_remat", False):     # (facts of the value, not of its broadcast)
         return 1
-    try:
-        info = lw.facts.axis(value)
-    except Exception:
-        return 1
+    info = lw.axis(value)
     if info is None:
         return 1
     k = info.constancy[-1]

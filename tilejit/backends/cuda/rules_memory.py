@@ -26,10 +26,7 @@ def vector_width(lw, op, ptr_value, mask_value, el) -> int:
     size = T.mem_size(el)
     if not isinstance(el, T.PointerType) and el.kind == "bool":
         return 1
-    try:
-        info = lw.facts.axis(ptr_value)
-    except Exception:
-        return 1
+    info = lw.axis(ptr_value)
     if info is None:
         return 1
     contig, div = info.contiguity[-1], info.divisibility[-1]
@@ -37,11 +34,8 @@ def vector_width(lw, op, ptr_value, mask_value, el) -> int:
     while width > 1 and (div % (width * size) or lay.shape[-1] % width or contig % width):
         width //= 2
     if width > 1 and mask_value is not None:
-        try:
-            minfo = lw.facts.axis(mask_value)
-            const = minfo.constancy[-1] if minfo is not None else 1
-        except Exception:
-            const = 1
+        minfo = lw.axis(mask_value)
+        const = minfo.constancy[-1] if minfo is not None else 1
         while width > 1 and const % width:
             width //= 2
     return width

@@ -26,10 +26,7 @@ def wants_relayout(lw, ptr_value, lay, width) -> bool:
         return False
     if lw.facts is None or lay.numel % lay.threads or lay.numel * SLOT_BYTES > MAX_SMEM:
         return False
-    try:
-        info = lw.facts.axis(ptr_value)
-    except Exception:
-        return False
+    info = lw.axis(ptr_value)
     return info is not None and info.contiguity[-1] == 1
 
 
