@@ -160,10 +160,10 @@ def main(argv=None) -> int:
         backend = choose_backend(get_options())
         rows = [_run_case(name, make, backend) for name, make in CASES]
     w = max(len(r[0]) for r in rows)
-    print(f"{'kernel':<{w}}  {'backend':<11}  {'check':<28}  {'first call':>10}  {'run':>9}")
-    print("-" * (w + 66))
+    print(f"{'kernel':<{w}}  {'backend':<11}  {'check':<28}  {'first call':>10}  {'run (best of 5)':>15}")
+    print("-" * (w + 72))
     for name, be, check, first, again in rows:
-        print(f"{name:<{w}}  {be:<11}  {check:<28}  {first * 1e3:8.1f}ms  {again * 1e3:7.2f}ms")
+        print(f"{name:<{w}}  {be:<11}  {check:<28}  {first * 1e3:8.1f}ms  {again * 1e3:13.3f}ms")
     failed = [r for r in rows if not (r[2].startswith("ok") or r[2] == "bit-exact")]
     print(f"\n{len(rows) - len(failed)}/{len(rows)} kernels match numpy"
           " ('first call' includes compilation).")
@@ -176,10 +176,14 @@ def _run_case(name, make, backend):
         t0 = time.perf_counter()
         out = run()
         first = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        out = run()
-        again = time.perf_counter() - t0
         verdict = check(out)
+        again = float("inf")
+        for _ in range(5):  # the second call also builds the kernel's express launch lane
+            t0 = time.perf_counter()
+            out = run()
+            again = min(again, time.perf_counter() - t0)
+        if verdict.startswith("ok") or verdict == "bit-exact":
+            verdict = check(out)
     except Exception as e:  # the demo reports, it does not crash
         return name, backend, f"ERROR {type(e).__name__}: {e}"[:60], 0.0, 0.0
     return name, backend, verdict, first, again
