@@ -8,6 +8,13 @@ from tilejit.backends import available_backends
 from tilejit.runtime.options import use_options
 
 ALL_BACKENDS = ("interpreter", "cpu", "cuda")
+# The CUDA backend's CPU tier: where no GPU runs the cuda parametrisation, every kernel a
+# test compiles for the cpu backend is also compiled for sm_80 and sm_90 and its PTX
+# assembled by ptxas where installed (tilejit/runtime/ptx_check.py).
+# TILEJIT_PTX_CHECK=0 turns it off; another list of architectures replaces 80,90.
+PTX_CHECK = os.environ.get("TILEJIT_PTX_CHECK", "80,90").strip()
+if PTX_CHECK.lower() in ("0", "off", "no", "none"):
+    PTX_CHECK = ""
 
 
 @pytest.fixture(params=ALL_BACKENDS)
@@ -17,10 +24,11 @@ def backend(request):
     if name not in available_backends():
         pytest.skip(f"backend {name} not available on this machine")
     check = os.environ.get("TILEJIT_CHECK_ANALYSIS", "") == "1"
+    ptx_check = PTX_CHECK if name == "cpu" and "cuda" not in available_backends() else ""
     # debug=True: every kernel a test compiles is verified after each pass and must
     # round-trip through the IR text form (tilejit.transforms.run_pipeline)
     with use_options(backend=name, interpret=(name == "interpreter"), check_analysis=check,
-                     debug=True):
+                     debug=True, ptx_check=ptx_check):
         yield name
 
 

@@ -335,6 +335,20 @@ class Launcher:
 
     # ------------------------------------------------------------ compile
     def compile(self, vals, keys, consts, lopts, options, backend, key):
+        dump = _dumper(options, self.fn, key)
+        func = self.build_func(vals, keys, lopts, options, dump)
+        kernel = get_backend(backend).compile(func, options)
+        if dump:
+            for stage, text in (getattr(kernel, "asm", None) or {}).items():
+                dump(stage, text if isinstance(text, str) else repr(text))
+        if options.ptx_check and backend != "cuda":      # TILEJIT_PTX_CHECK=80,90
+            from .ptx_check import check_cuda_ptx
+            check_cuda_ptx(lambda: self.build_func(vals, keys, lopts, options, None),
+                           options, self.name)
+        return kernel
+
+    def build_func(self, vals, keys, lopts, options, dump):
+        """The kernel's tile IR for this specialization, after the pass pipeline."""
         from ..frontend import build_ir
         from ..ir.types import dtype_from_name
         arg_types, spec = {}, {}
@@ -348,7 +362,6 @@ class Launcher:
         constexprs = {n: (getattr(v, "value", v) if type(v).__name__ == "constexpr" else v)
                       for n, v in zip(self.names, vals)
                       if self.is_constexpr[self.index[n]] or v is None}
-        dump = _dumper(options, self.fn, key)
         func = build_ir(self.fn, arg_types, constexprs, spec)
         for a in func.arguments:       # record the specialization on the IR arguments
             d, one = spec.get(a.name, (1, False))
@@ -364,11 +377,7 @@ class Launcher:
             run_pipeline = None
         if run_pipeline is not None:
             func = run_pipeline(func, options, dump=dump)
-        kernel = get_backend(backend).compile(func, options)
-        if dump:
-            for stage, text in (getattr(kernel, "asm", None) or {}).items():
-                dump(stage, text if isinstance(text, str) else repr(text))
-        return kernel
+        return func
 
 
 _EQUAL_TO_INTS = (bool, float, np.bool_, np.float32, np.float64)

@@ -25,6 +25,7 @@ class Options:
     cache_dir: str = ""              # TILEJIT_CACHE_DIR (default ~/.cache/tilejit)
     vectorize: bool = True           # TILEJIT_VECTORIZE=0 disables analysis-driven vector access
     native_call: bool = True         # TILEJIT_NATIVE_CALL=0: launches pack with struct + ctypes
+    ptx_check: str = ""              # TILEJIT_PTX_CHECK=80,90: also compile host kernels for CUDA
 
     @classmethod
     def from_env(cls, env=None) -> "Options":
@@ -40,6 +41,7 @@ class Options:
             cache_dir=env.get("TILEJIT_CACHE_DIR", ""),
             vectorize=env.get("TILEJIT_VECTORIZE", "1").strip() != "0",
             native_call=env.get("TILEJIT_NATIVE_CALL", "1").strip() != "0",
+            ptx_check=env.get("TILEJIT_PTX_CHECK", "").strip(),
         )
 
     def with_(self, **changes) -> "Options":
