@@ -11,6 +11,7 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
+from tests.cuda_switches import switched
 
 
 @tilejit.jit
@@ -107,27 +108,9 @@ def switches(request, backend, tmp_path):
     dots on mma.sync (ahead or in order), with index tiles in the region (causal masks at
     the mma coordinates: the causal case's loop then takes the ring too), and on the
     register path (ring off): with K-major B
-    off (K's transposed tile in strided loads), with pre-staging on, and with neither (a
-    private compile cache, since the switches are not part of the cache key).  Only CUDA
-    reads them."""
-    if request.param == "default":
-        yield
-        return
-    if backend != "cuda":
-        pytest.skip("the switches only change CUDA code")
-    import importlib
-    from tilejit.runtime.options import use_options
-    sets = [(importlib.import_module(f"tilejit.backends.cuda.{k.split('.')[0]}"), k.split(".")[1], v)
-            for k, v in SWITCHES[request.param].items()]
-    saved = [(m, name, getattr(m, name)) for m, name, _ in sets]
-    for m, name, v in sets:
-        setattr(m, name, v)
-    try:
-        with use_options(cache_dir=str(tmp_path)):
-            yield
-    finally:
-        for m, name, v in saved:
-            setattr(m, name, v)
+    off (K's transposed tile in strided loads), with pre-staging on, and with neither
+    (tests/cuda_switches.py: run on cuda, and on cpu with the PTX check)."""
+    yield from switched(request.param, SWITCHES, backend, tmp_path)
 
 
 @pytest.mark.parametrize("H,N,D,BM,BN,W,causal,bf16", CASES)

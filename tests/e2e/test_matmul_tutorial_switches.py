@@ -3,15 +3,15 @@ cp.async ring zero-fills a tail) and tutorial 08's grouped GEMM (pointers from m
 aligned and misaligned groups in one launch: the versioned ring and register paths)
 against numpy on every backend, under the dot-ring switches of cuda/rules_wgmma
 (IMM_OFFSETS, UNIFORM_WG), cuda/async_pipeline (FRESH_TID, PROXY_FENCE) and cuda/pipeline
-(ARANGE_LEAVES): as shipped and each one flipped (a private compile cache, since the
-switches are not part of the cache key; only CUDA reads them)."""
-import importlib
+(ARANGE_LEAVES): as shipped and each one flipped (tests/cuda_switches.py: run on cuda,
+and on cpu with the PTX check)."""
 
 import numpy as np
 import pytest
 
 import tilejit
 import tilejit.language as tl
+from tests.cuda_switches import switched
 
 SWITCHES = {"no imm offsets": {"rules_wgmma.IMM_OFFSETS": False},
             "no uniform wg": {"rules_wgmma.UNIFORM_WG": False},
@@ -24,23 +24,7 @@ SWITCHES = {"no imm offsets": {"rules_wgmma.IMM_OFFSETS": False},
 
 @pytest.fixture(params=["default", *SWITCHES])
 def switches(request, backend, tmp_path):
-    if request.param == "default":
-        yield
-        return
-    if backend != "cuda":
-        pytest.skip("the switches only change CUDA code")
-    from tilejit.runtime.options import use_options
-    sets = [(importlib.import_module(f"tilejit.backends.cuda.{k.split('.')[0]}"), k.split(".")[1], v)
-            for k, v in SWITCHES[request.param].items()]
-    saved = [(m, name, getattr(m, name)) for m, name, _ in sets]
-    for m, name, v in sets:
-        setattr(m, name, v)
-    try:
-        with use_options(cache_dir=str(tmp_path)):
-            yield
-    finally:
-        for m, name, v in saved:
-            setattr(m, name, v)
+    yield from switched(request.param, SWITCHES, backend, tmp_path)
 
 
 @tilejit.jit

@@ -7,7 +7,6 @@ vectors, nothing spills,
 and ptxas assembles the PTX for sm_80 and sm_90a.  No GPU needed."""
 from __future__ import annotations
 
-import contextlib
 import re
 import tempfile
 
@@ -15,6 +14,7 @@ import pytest
 
 import tilejit
 from tilejit.backends.cuda import target as tgt
+from tests.cuda_switches import cuda_switches
 from tests.e2e import test_ring_computed_pointers as R
 
 needs_ptxas = pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
@@ -63,22 +63,13 @@ def test_attention_loop_on_mma_with_the_accumulator_kept(arch):
     assert body.count("bar.sync") == 4
 
 
-@contextlib.contextmanager
 def rows_switches(kmajor=True, prestage=False, ring=False, rotate=False, wgmma=False, occupancy=False):
     """mma_rows' K-major B loads and B pre-staging and rows_ring's cp.async ring set as
     given, with a private compile cache (the switches are not in the cache key)."""
-    from tilejit.backends.cuda import mma_rows, rows_ring
-    from tilejit.runtime.options import use_options
-    saved = (mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST,
-             rows_ring.WGMMA, rows_ring.OCCUPANCY)
-    (mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST,
-     rows_ring.WGMMA, rows_ring.OCCUPANCY) = kmajor, prestage, ring, rotate, wgmma, occupancy
-    try:
-        with use_options(cache_dir=tempfile.mkdtemp(prefix="tj_rows_")):
-            yield
-    finally:
-        (mma_rows.KMAJOR_B, mma_rows.PRESTAGE_B, rows_ring.RING, rows_ring.ROTATE_FIRST,
-         rows_ring.WGMMA, rows_ring.OCCUPANCY) = saved
+    return cuda_switches({"mma_rows.KMAJOR_B": kmajor, "mma_rows.PRESTAGE_B": prestage,
+                          "rows_ring.RING": ring, "rows_ring.ROTATE_FIRST": rotate,
+                          "rows_ring.WGMMA": wgmma, "rows_ring.OCCUPANCY": occupancy},
+                         tempfile.mkdtemp(prefix="tj_rows_"))
 
 
 @pytest.mark.parametrize("arch", [80, 90])
