@@ -33,7 +33,7 @@ _LIBDEVICE = ("tilejit.language.extra.libdevice", "tilejit.language.libdevice",
               "tilejit.language.math", "tilejit.language")
 # alias name -> tilejit modules searched in order (missing ones are skipped)
 TRITON_MODULES = {
-    "triton": ("tilejit",),
+    "triton": ("tilejit", "tilejit.compat.allocator"),
     "triton.language": ("tilejit.language",),
     "triton.language.core": ("tilejit.language.core", "tilejit.language"),
     "triton.language.math": ("tilejit.language.math", "tilejit.language"),
@@ -54,6 +54,8 @@ TRITON_MODULES = {
     "triton.runtime.errors": ("tilejit.compat.driver",),
     "triton.compiler": ("tilejit.compat.driver", "tilejit.runtime.compiler"),
     "triton.compiler.errors": ("tilejit.compat.driver",),
+    "triton.tools": ("tilejit.tools",),
+    "triton.tools.tensor_descriptor": ("tilejit.tools.tensor_descriptor",),
 }
 INDUCTOR_MODULES = {
     name: ("tilejit.compat.inductor",)

@@ -385,7 +385,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         if not callable(fn):
             raise TypeError(f"{_describe(fn)} is not callable")
         if _has_tensor(args) or _has_tensor(kwargs.values()):
-            if not (isinstance(fn, type) and fn.__module__.startswith("tilejit.language")):
+            if not (isinstance(fn, type) and fn.__module__.startswith("tilejit.language")
+                    or fn is isinstance or fn is issubclass):    # introspection, as in Triton
                 name = getattr(fn, "__name__", repr(fn))
                 raise TypeError(f"cannot call Python function '{name}' with tensor arguments inside a kernel; "
                                 "decorate it with @tilejit.jit to call it from a kernel")

@@ -160,12 +160,15 @@ def advance(base, offsets):
 
 
 class tensor_descriptor:  # noqa: N801
-    """A device-side tensor descriptor (``tl.make_tensor_descriptor``): loads and stores
-    of ``block_shape`` blocks at given offsets, out-of-bounds elements masked
-    (loads read zero, or NaN with ``padding_option="nan"``)."""
+    """A tensor descriptor: ``tl.make_tensor_descriptor`` inside a kernel, or a host
+    ``TensorDescriptor`` (``tilejit.tools.tensor_descriptor``) passed as an argument.
+    ``desc.load(offsets)`` / ``desc.store(offsets, value)`` move ``block_shape`` blocks
+    at element ``offsets``; out-of-bounds elements are masked (loads read zero, or NaN
+    with ``padding_option="nan"``; stores skip them).  ``shape``, ``strides``,
+    ``block_shape`` and ``dtype`` (the element type) are readable."""
 
     def __init__(self, base, shape, strides, block_shape, padding):
-        self.base, self.shape, self.strides = base, shape, strides
+        self.base, self.shape, self.strides = base, tuple(shape), tuple(strides)
         self.block_shape, self.padding = tuple(block_shape), padding
 
     def _tj_flatten(self):
@@ -181,47 +184,140 @@ class tensor_descriptor:  # noqa: N801
     def dtype(self):
         return self.base.dtype.element
 
+    @property
+    def ndim(self):
+        return len(self.block_shape)
+
+    def __repr__(self):
+        return f"tensor_descriptor<{self.dtype}, block {list(self.block_shape)}>"
+
     def _bp(self, offsets):
-        offsets = _ints(offsets, "offsets", len(self.block_shape))
+        r = len(self.block_shape)
+        offsets = core._unwrap(offsets)
+        if not isinstance(offsets, (list, tuple)) or len(offsets) != r:
+            n = len(offsets) if isinstance(offsets, (list, tuple)) else 1
+            raise ValueError(f"this tensor descriptor has rank {r}: expected {r} offsets, got {n}")
+        offsets = _ints(offsets, "offsets", r)
         return block_ptr(self.base, self.shape, self.strides, offsets, self.block_shape,
-                         tuple(range(len(self.block_shape))))
+                         tuple(range(r)))
+
+    def _ptrs_mask(self, offsets):
+        return block_pointers_and_mask(self._bp(offsets), range(len(self.block_shape)))
 
     @builtin
     def load(self, offsets):
-        """The block at ``offsets`` (out-of-bounds elements padded)."""
+        """The ``block_shape`` block at element ``offsets`` (one per dimension);
+        out-of-bounds elements read zero (NaN with ``padding_option="nan"``)."""
         return load_block(self._bp(offsets), range(len(self.block_shape)), self.padding)
 
     @builtin
     def store(self, offsets, value):
-        """Store ``value`` into the block at ``offsets`` (out-of-bounds elements skipped)."""
+        """Store ``value`` (a ``block_shape`` block, or broadcast to one) at element
+        ``offsets``; out-of-bounds elements are not written."""
         return store_block(self._bp(offsets), value, range(len(self.block_shape)))
 
+    def _atomic(self, kind, offsets, value):
+        from .atomic import atomic_rmw
+        ptrs, mask = self._ptrs_mask(offsets)
+        atomic_rmw(kind, ptrs, value, mask, None, None, f"tensor_descriptor.atomic_{kind}")
 
-@builtin
-def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero"):
-    """A tensor descriptor for the tensor at ``base`` with ``shape`` and ``strides``
-    (elements) moving ``block_shape`` blocks (``desc.load(offsets)``, ``desc.store(offsets, v)``)."""
+    @builtin
+    def atomic_add(self, offsets, value):
+        """Atomically add ``value`` to the block at ``offsets`` (in-bounds elements only)."""
+        self._atomic("add", offsets, value)
+
+    @builtin
+    def atomic_min(self, offsets, value):
+        """Atomic elementwise minimum into the block at ``offsets`` (in-bounds elements only)."""
+        self._atomic("min", offsets, value)
+
+    @builtin
+    def atomic_max(self, offsets, value):
+        """Atomic elementwise maximum into the block at ``offsets`` (in-bounds elements only)."""
+        self._atomic("max", offsets, value)
+
+    @builtin
+    def atomic_and(self, offsets, value):
+        """Atomic bitwise and into the block at ``offsets`` (in-bounds elements only)."""
+        self._atomic("and", offsets, value)
+
+    @builtin
+    def atomic_or(self, offsets, value):
+        """Atomic bitwise or into the block at ``offsets`` (in-bounds elements only)."""
+        self._atomic("or", offsets, value)
+
+    @builtin
+    def atomic_xor(self, offsets, value):
+        """Atomic bitwise xor into the block at ``offsets`` (in-bounds elements only)."""
+        self._atomic("xor", offsets, value)
+
+
+def _check_strides(strides):
+    last = core._unwrap(strides[-1])
+    if not isinstance(last, tensor) and last != 1:
+        raise ValueError(f"a tensor descriptor's last stride must be 1 (contiguous last "
+                         f"dimension), got {last}")
+
+
+def make_descriptor_impl(base, shape, strides, block_shape, padding_option="zero"):
     base = core._unwrap(base)
     if not isinstance(base, tensor) or base.shape or not base.dtype.is_ptr():
         raise TypeError("make_tensor_descriptor's base must be a scalar pointer")
     block_shape = st.validate_block_shape(core._unwrap(block_shape), "block_shape")
     r = len(block_shape)
+    padding_option = core._unwrap(padding_option)
     if padding_option not in ("zero", "nan"):
         raise ValueError(f"padding_option must be 'zero' or 'nan', got {padding_option!r}")
-    return tensor_descriptor(base, _ints(shape, "shape", r), _ints(strides, "strides", r), block_shape,
-                             padding_option)
+    if padding_option == "nan" and not base.dtype.element.is_floating():
+        raise ValueError("padding_option='nan' needs a floating-point tensor")
+    shape, strides = _ints(shape, "shape", r), _ints(strides, "strides", r)
+    _check_strides(strides)
+    return tensor_descriptor(base, shape, strides, block_shape, padding_option)
+
+
+@builtin
+def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero"):
+    """A tensor descriptor for the tensor at ``base`` (a scalar pointer) with ``shape``
+    and ``strides`` (in elements; the last stride must be 1) moving ``block_shape``
+    blocks: ``desc.load(offsets)``, ``desc.store(offsets, value)``, ``desc.atomic_add(...)``.
+    Out-of-bounds elements read zero (``padding_option="nan"``: NaN) and are not written."""
+    return make_descriptor_impl(base, shape, strides, block_shape, padding_option)
 
 
 @builtin
 def load_tensor_descriptor(desc, offsets):
-    """``desc.load(offsets)``."""
+    """``desc.load(offsets)``: the block of tensor descriptor ``desc`` at ``offsets``."""
+    if not isinstance(desc, tensor_descriptor):
+        raise TypeError("tl.load_tensor_descriptor needs a tensor descriptor")
     return load_block(desc._bp(offsets), range(len(desc.block_shape)), desc.padding)
 
 
 @builtin
 def store_tensor_descriptor(desc, offsets, value):
-    """``desc.store(offsets, value)``."""
+    """``desc.store(offsets, value)``: store ``value`` into the block of ``desc`` at ``offsets``."""
+    if not isinstance(desc, tensor_descriptor):
+        raise TypeError("tl.store_tensor_descriptor needs a tensor descriptor")
     return store_block(desc._bp(offsets), value, range(len(desc.block_shape)))
+
+
+class descriptor_arg:  # noqa: N801
+    """How a host ``TensorDescriptor`` argument enters the IR: a base pointer argument,
+    then one argument per shape entry and per stride (``<name>_base``, ``<name>_shape<d>``,
+    ``<name>_stride<d>``), assembled into a :class:`tensor_descriptor`.  Built from the
+    launcher's key (runtime/descriptors.py)."""
+
+    def __init__(self, base_type, base_spec, index_keys, block_shape, padding):
+        self.base_type, self.base_spec = base_type, base_spec
+        self.index_keys, self.block_shape, self.padding = index_keys, tuple(block_shape), padding
+
+    def build(self, name, add_argument):
+        """``add_argument(name, type name, (divisibility, equal_to_1))`` -> tensor."""
+        r = len(self.block_shape)
+        spec = lambda s: (16 if s == 16 else 1, s == 1)   # noqa: E731
+        base = add_argument(f"{name}_base", self.base_type, spec(self.base_spec))
+        vals = [add_argument(f"{name}_{'shape' if i < r else 'stride'}{i % r}", t, spec(s))
+                for i, (t, s) in enumerate(self.index_keys)]
+        return tensor_descriptor(base, vals[:r], vals[r:], self.block_shape, self.padding)
 
 
 __all__ = ["block_ptr", "make_block_ptr", "advance", "tensor_descriptor", "make_tensor_descriptor",

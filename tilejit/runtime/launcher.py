@@ -17,6 +17,8 @@ from .validate import check_devices, check_grid, needs_grid_check, with_sanitize
 from .fastpath import make_fast_binder, torch_is_imported
 from . import express as _express
 from .globals_guard import GlobalsGuard
+from .descriptors import bind_descriptor, descriptor_arg_from_key, is_descriptor_key
+from ..tools.tensor_descriptor import TensorDescriptor
 from . import options as _options_mod
 
 _EMPTY = inspect.Parameter.empty
@@ -310,6 +312,17 @@ class Launcher:
                     values.append(addr)
                     buffers.append(_buffer(name, addr, v.nbytes, v.itemsize))
                     continue
+            if tp is TensorDescriptor:                 # several IR arguments
+                try:
+                    key, lvs, info = bind_descriptor(v, spec)
+                except (TypeError, ValueError) as e:
+                    raise type(e)(f"{self.name}: argument '{name}': {e}") from None
+                keys.append(key)
+                values.extend(lvs)
+                buffers.append(_buffer(name, info.lo, info.nbytes, info.itemsize))
+                if info.device != "cpu":
+                    device = info.device
+                continue
             b = binder_for(tp)
             if b is None:
                 raise TypeError(f"{self.name}: argument '{name}' has unsupported type "
@@ -357,6 +370,9 @@ class Launcher:
             if self.is_constexpr[i] or v is None:
                 continue
             k = next(it)
+            if is_descriptor_key(k):
+                arg_types[self.names[i]] = descriptor_arg_from_key(k)
+                continue
             arg_types[self.names[i]] = dtype_from_name(k[0])
             spec[self.names[i]] = (16 if k[1] == 16 else 1, k[1] == 1)
         constexprs = {n: (getattr(v, "value", v) if type(v).__name__ == "constexpr" else v)

@@ -1,5 +1,6 @@
 """Uses a Triton feature tilejit lacks: `python -m tilejit run` must say which (exit 2)."""
 import triton
-from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: F401
+import triton.language as tl
 
+print(tl.dot_scaled)
 print("should not get here")

@@ -1,0 +1,1 @@
+"""Host-side tools (``triton.tools`` under the Triton alias): ``tensor_descriptor``."""
