@@ -265,3 +265,47 @@ def test_host_descriptor_misuse():
     y = np.zeros((4, 8), np.float32)
     with pytest.raises(ValueError, match="host_scale: argument 'xd'.*rank mismatch"):
         host_scale[(1, 1)](d, TensorDescriptor.from_tensor(y, [4, 8]), 1.0, BM=4, BN=8)
+
+
+# ------------------------------------------------------------------ tutorial 06's shape
+@tilejit.jit
+def _attn_like_inner(acc, q, desc_k, desc_v, offset_y, N_CTX, BLOCK_N: tl.constexpr,
+                     dtype: tl.constexpr, ws: tl.constexpr):
+    for start_n in tl.range(0, N_CTX, BLOCK_N, warp_specialize=ws):
+        k = desc_k.load([offset_y + start_n, 0]).T
+        p = tl.dot(q, k).to(dtype)
+        acc = tl.dot(p, desc_v.load([offset_y + start_n, 0]), acc)
+    return acc
+
+
+@tilejit.jit
+def attn_like(desc_q, desc_k, desc_v, desc_o, Z, H, N_CTX, HEAD_DIM: tl.constexpr,
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Descriptors (host ones or made here) passed through a @jit call, loads transposed
+    with ``.T``, as tutorial 06 (Triton 3.4+) does; o = (q @ k^T).fp16 @ v per head."""
+    y_dim = Z * H * N_CTX
+    desc_q = _desc_or_make(desc_q, [y_dim, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM])
+    desc_k = _desc_or_make(desc_k, [y_dim, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])
+    desc_v = _desc_or_make(desc_v, [y_dim, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])
+    desc_o = _desc_or_make(desc_o, [y_dim, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM])
+    offset_y = tl.program_id(1) * N_CTX
+    qo = offset_y + tl.program_id(0) * BLOCK_M
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    acc = _attn_like_inner(acc, desc_q.load([qo, 0]), desc_k, desc_v, offset_y, N_CTX, BLOCK_N,
+                           tl.float16, False)
+    desc_o.store([qo, 0], acc.to(tl.float16))
+
+
+@pytest.mark.parametrize("host", [False, True], ids=["device", "host"])
+def test_attention_shaped_kernel(backend, rng, host):
+    Z, H, N, D, BM, BN = 1, 2, 32, 16, 16, 16
+    q, k, v = (rng.integers(-2, 3, (Z, H, N, D)).astype(np.float16) for _ in range(3))
+    o = np.zeros_like(q)
+    args = (q, k, v, o)
+    if host:
+        args = [TensorDescriptor(t, [Z * H * N, D], [D, 1], [1, 1]) for t in args]
+        for d, bm in zip(args, (BM, BN, BN, BM)):
+            d.block_shape = [bm, D]
+    attn_like[(N // BM, Z * H)](*args, Z, H, N, HEAD_DIM=D, BLOCK_M=BM, BLOCK_N=BN)
+    s = (q.astype(np.float64) @ k.astype(np.float64).swapaxes(-1, -2)).astype(np.float16)
+    np.testing.assert_array_equal(o, (s.astype(np.float64) @ v).astype(np.float16))

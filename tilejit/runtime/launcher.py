@@ -289,7 +289,10 @@ class Launcher:
         if g[0] and g[1] and g[2]:
             if needs_grid_check(g):
                 check_grid(g, self.name, backend)
-            kernel.launch(g, LaunchArgs(values, buffers, vals), **dict(lopts))
+            keep = vals        # the arrays themselves (the CUDA driver stages host ones)
+            if TensorDescriptor in map(type, vals):
+                keep = [v.base if type(v) is TensorDescriptor else v for v in vals]
+            kernel.launch(g, LaunchArgs(values, buffers, keep), **dict(lopts))
         return kernel
 
     def bind_values(self, vals):

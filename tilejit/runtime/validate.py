@@ -60,7 +60,7 @@ def check_devices(names, is_constexpr, vals, keys, name: str) -> None:
         if cx or v is None:
             continue
         k = next(it)
-        if isinstance(k[0], str) and k[0].startswith("*") and len(k) > 2:
+        if isinstance(k[0], str) and k[0].startswith(("*", "tensordesc<")) and len(k) > 2:
             where.setdefault(k[2], n)
     if len(where) > 1:
         desc = ", ".join(f"'{arg}' on {dev}" for dev, arg in where.items())
