@@ -309,3 +309,33 @@ def test_attention_shaped_kernel(backend, rng, host):
     attn_like[(N // BM, Z * H)](*args, Z, H, N, HEAD_DIM=D, BLOCK_M=BM, BLOCK_N=BN)
     s = (q.astype(np.float64) @ k.astype(np.float64).swapaxes(-1, -2)).astype(np.float16)
     np.testing.assert_array_equal(o, (s.astype(np.float64) @ v).astype(np.float16))
+
+
+@tilejit.jit
+def gather_scatter(x_ptr, y_ptr, idx_ptr, out_ptr, M, N, R: tl.constexpr, BN: tl.constexpr):
+    """Rows idx (some out of range) of x, columns [c, c + BN): gathered, doubled and
+    scattered into the same rows of y."""
+    xd = tl.make_tensor_descriptor(x_ptr, [M, N], [N, 1], [1, BN])
+    yd = tl.make_tensor_descriptor(y_ptr, [M, N], [N, 1], [1, BN])
+    rows = tl.load(idx_ptr + tl.arange(0, R))
+    c = tl.program_id(0) * BN
+    v = xd.gather(rows, c)
+    yd.scatter(v * 2 + 1, rows, c)
+    od = tl.make_tensor_descriptor(out_ptr, [R, 2 * BN], [2 * BN, 1], [R, BN])
+    od.store([0, c], v)
+
+
+def test_gather_scatter(backend, rng):
+    M, N, R, BN = 20, 13, 8, 8
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    idx = np.array([3, 0, 19, 7, 20, -1, 11, 5], np.int32)     # 20 and -1: out of bounds
+    y = np.zeros((M, N), np.float32)
+    out = np.full((R, 2 * BN), 7, np.float32)
+    gather_scatter[(2,)](x, y, idx, out, M, N, R=R, BN=BN)
+    xpad = np.zeros((M + 2, 2 * BN), np.float32)      # rows 20 and -1 (the last) read 0
+    xpad[:M, :N] = x
+    np.testing.assert_array_equal(out, xpad[idx])
+    want = np.zeros((M, N), np.float32)
+    ok = idx[(idx >= 0) & (idx < M)]
+    want[ok] = x[ok] * 2 + 1
+    np.testing.assert_array_equal(y, want)

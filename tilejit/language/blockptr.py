@@ -216,6 +216,45 @@ class tensor_descriptor:  # noqa: N801
         ``offsets``; out-of-bounds elements are not written."""
         return store_block(self._bp(offsets), value, range(len(self.block_shape)))
 
+    def _rows(self, x_offsets, y_offset, what):
+        """(pointers, mask) of rows ``x_offsets`` (a 1-d int tile), columns ``y_offset +
+        arange(block_shape[1])`` of a 2-d descriptor whose block has one row."""
+        if len(self.block_shape) != 2 or self.block_shape[0] != 1:
+            raise ValueError(f"tensor_descriptor.{what} needs a 2-d descriptor with block_shape "
+                             f"[1, n], got {list(self.block_shape)}")
+        x = core._unwrap(x_offsets)
+        if not isinstance(x, tensor) or len(x.shape) != 1 or not x.dtype.is_int():
+            raise TypeError(f"tensor_descriptor.{what}'s row offsets must be a 1-d integer tensor")
+        rows = st.expand_dims(_to64(x), 1)
+        cols = _dim_index(_scalar_int(y_offset, "y_offset"), self.block_shape[1], 1, 2)
+        ptrs = sem.add(sem.add(self.base, sem.mul(rows, _to64(self.strides[0]))),
+                       sem.mul(cols, _to64(self.strides[1])))
+        mask = sem.logical_and(
+            sem.logical_and(sem.compare(rows, 0, "ge"), sem.compare(rows, _to64(self.shape[0]), "lt")),
+            sem.logical_and(sem.compare(cols, 0, "ge"), sem.compare(cols, _to64(self.shape[1]), "lt")))
+        shape = (x.shape[0], self.block_shape[1])
+        return st.broadcast_impl_shape(ptrs, shape), st.broadcast_impl_shape(mask, shape)
+
+    @builtin
+    def gather(self, x_offsets, y_offset):
+        """Rows ``x_offsets`` (1-d integer tensor) of a 2-d descriptor with block_shape
+        ``[1, n]``, columns ``y_offset .. y_offset + n``: a ``[len(x_offsets), n]`` tile
+        (out-of-bounds elements padded as by ``load``)."""
+        ptrs, mask = self._rows(x_offsets, y_offset, "gather")
+        other = float("nan") if self.padding == "nan" else 0
+        return st.load(ptrs, mask, other)
+
+    @builtin
+    def scatter(self, value, x_offsets, y_offset):
+        """Store ``value`` (``[len(x_offsets), n]``) into rows ``x_offsets``, columns
+        ``y_offset .. y_offset + n`` of a 2-d descriptor with block_shape ``[1, n]``
+        (out-of-bounds elements are not written)."""
+        ptrs, mask = self._rows(x_offsets, y_offset, "scatter")
+        value = sem.to_tensor(value)
+        if tuple(value.shape) != tuple(ptrs.shape):
+            value = st.broadcast_impl_shape(value, ptrs.shape)
+        return st.store(ptrs, value, mask)
+
     def _atomic(self, kind, offsets, value):
         from .atomic import atomic_rmw
         ptrs, mask = self._ptrs_mask(offsets)
