@@ -339,3 +339,49 @@ def test_gather_scatter(backend, rng):
     ok = idx[(idx >= 0) & (idx < M)]
     want[ok] = x[ok] * 2 + 1
     np.testing.assert_array_equal(y, want)
+
+
+# ------------------------------------------------------------------ tutorial 09's shape
+def _tma_hook(nargs):
+    BM, BN, BK = nargs["BM"], nargs["BN"], nargs["BK"]
+    nargs["a_desc"].block_shape = [BM, BK]
+    nargs["b_desc"].block_shape = [BN, BK]
+    nargs["c_desc"].block_shape = [BM, BN // 2] if nargs["SUBTILE"] else [BM, BN]
+
+
+@tilejit.autotune(configs=[tilejit.Config({"BM": 16, "BN": 16, "BK": 16}, pre_hook=_tma_hook),
+                           tilejit.Config({"BM": 32, "BN": 16, "BK": 32}, pre_hook=_tma_hook)],
+                  key=["M", "N", "K"])
+@tilejit.jit
+def persistent_tma(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                   BK: tl.constexpr, SUBTILE: tl.constexpr, NUM_PROGS: tl.constexpr):
+    """B given as (N, K) and loaded transposed; the epilogue split into two half tiles."""
+    dtype = c_desc.dtype
+    tiles_n = tl.cdiv(N, BN)
+    num_tiles = tl.cdiv(M, BM) * tiles_n
+    for tile_id in tl.range(tl.program_id(0), num_tiles, NUM_PROGS, flatten=True):
+        om, on = (tile_id // tiles_n) * BM, (tile_id % tiles_n) * BN
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for ki in range(tl.cdiv(K, BK)):
+            a = a_desc.load([om, ki * BK])
+            b = b_desc.load([on, ki * BK])
+            acc = tl.dot(a, b.T, acc)
+        if SUBTILE:
+            acc = tl.permute(tl.reshape(acc, (BM, 2, BN // 2)), (0, 2, 1))
+            c0, c1 = tl.split(acc)
+            c_desc.store([om, on], c0.to(dtype))
+            c_desc.store([om, on + BN // 2], c1.to(dtype))
+        else:
+            c_desc.store([om, on], acc.to(dtype))
+
+
+@pytest.mark.parametrize("subtile", [False, True])
+def test_persistent_matmul_host_descriptors(backend, rng, subtile):
+    M, N, K = 40, 48, 36
+    a = rng.integers(-3, 4, (M, K)).astype(np.float16)
+    b = rng.integers(-3, 4, (N, K)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    dummy = [1, 1]
+    descs = [TensorDescriptor.from_tensor(t, dummy) for t in (a, b, c)]
+    persistent_tma[(3,)](*descs, M, N, K, SUBTILE=subtile, NUM_PROGS=3)
+    np.testing.assert_array_equal(c, (a.astype(np.float64) @ b.T).astype(np.float16))
