@@ -325,3 +325,46 @@ def test_plain_matmul_b_overwritten_after_load(backend, clobber, tmp_path, monke
     np.testing.assert_array_equal(out, a.astype(np.float64) @ b)
     np.testing.assert_array_equal(b_after, b * (2.0 if clobber == 1 else 0.0))
     assert all(u is None for u in used)
+
+
+# ---------------------------------------------------------------- next-tile prefetch
+def _llir_texts(dump_dir):
+    return [p.read_text() for p in dump_dir.glob("*/*-llir.txt")]
+
+
+@pytest.mark.parametrize("mnk,blocks", [
+    ((128, 96, 192), (64, 48, 64)),       # 3 K steps; 48 = 3 panels of 16 (AVX2)
+    ((20, 80, 96), (4, 40, 32)),          # 4 rows < the 6-row block: the prefetching block is a tail
+    ((26, 36, 12), (13, 36, 4)),          # 13 = 6 + 7 rows, 36 = 2 panels + a narrow one, K steps of 4
+], ids=str)
+@pytest.mark.parametrize("sanitize", [False, True])
+def test_plain_matmul_prefetches_next_b_tile(mnk, blocks, sanitize, tmp_path):
+    """B read in place: the first block of each full panel prefetches the rows after
+    the tile (the next K step's; past B's end on the last step: a prefetch never
+    faults).  Results exact, equal to the interpreter's, with and without the
+    sanitizer (which may keep B's copy: then no prefetch is emitted)."""
+    M, N, K = mnk
+    rng = np.random.default_rng(31)
+    a, b = ints(rng, (M, K)), ints(rng, (K, N))
+    dump = tmp_path / "dump"
+    with use_options(cache_dir=str(tmp_path), dump_dir=str(dump), vectorize=True, sanitize=sanitize):
+        out = _plain("cpu", a, b, blocks, 0, v=3 + sanitize)[1]
+    np.testing.assert_array_equal(out, a.astype(np.float64) @ b)
+    np.testing.assert_array_equal(_plain("interpreter", a, b, blocks, 0)[1], out)
+    texts = _llir_texts(dump)
+    assert texts
+    if not sanitize:
+        assert any("llvm.prefetch" in t for t in texts)
+
+
+def test_masked_matmul_has_no_prefetch(tmp_path):
+    """A masked B load keeps its per-program copy: nothing to prefetch from."""
+    M, N, K = 37, 129, 45
+    rng = np.random.default_rng(32)
+    a, b, c = ints(rng, (M, K)), ints(rng, (K, N)), ints(rng, (M, N))
+    dump = tmp_path / "dump"
+    with use_options(cache_dir=str(tmp_path), dump_dir=str(dump)):
+        out = _matmul("cpu", a, b, c, (16, 64, 32), False, v=5)
+    np.testing.assert_array_equal(out, a.astype(np.float64) @ b)
+    texts = _llir_texts(dump)
+    assert texts and not any("llvm.prefetch" in t for t in texts)
