@@ -7,6 +7,7 @@ from ..ir import ops
 
 from . import numerics as nm
 from .errors import DeviceAssertError, OutOfBoundsError
+from .provenance import hint as pointer_hint
 from .rules import RULES
 
 
@@ -54,7 +55,7 @@ def _oob(ctx, op, lanes, pointee):
         raise OutOfBoundsError(
             f"{op.name} of {pointee} at address {addr:#x} (lane {lane}"
             f"{', index ' + str(tuple(int(j) for j in idx)) if len(idx) > 1 else ''}) "
-            f"is outside every buffer: {ctx.memory.nearest(addr)}",
+            f"is outside every buffer: {ctx.memory.nearest(addr)}{pointer_hint(op)}",
             kernel=ctx.func.name, loc=op.loc, program_id=ctx.pid, lane=lane, address=addr)
     return fail
 

@@ -85,11 +85,12 @@ def describe(addr, buffers) -> str:
 
 def raise_oob(kernel, record, buffers):
     from ...interpreter.errors import OutOfBoundsError
+    from ...interpreter.provenance import hint as pointer_hint
     code, x, y, z, lane, addr = record
     op = kernel._accesses[code - OOB_BASE]
     what = {"tt.load": "load", "tt.store": "store"}.get(op.name, op.name)
     elem = (op.value if op.name == "tt.store" else op.result).type.element
     msg = (f"out-of-bounds {what} of {elem} at address {addr:#x} (lane {lane}): "
-           f"{describe(addr, buffers)}")
+           f"{describe(addr, buffers)}{pointer_hint(op)}")
     raise OutOfBoundsError(msg, kernel=kernel.name, loc=op.loc, program_id=(x, y, z),
                            lane=lane, address=addr)
