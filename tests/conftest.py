@@ -21,10 +21,11 @@ if PTX_CHECK.lower() in ("0", "off", "no", "none"):
 def backend(request):
     """Select each backend in turn for kernels launched inside the test."""
     name = request.param
-    if name not in available_backends():
+    available = available_backends()
+    if name not in available:
         pytest.skip(f"backend {name} not available on this machine")
     check = os.environ.get("TILEJIT_CHECK_ANALYSIS", "") == "1"
-    ptx_check = PTX_CHECK if name == "cpu" and "cuda" not in available_backends() else ""
+    ptx_check = PTX_CHECK if name == "cpu" and "cuda" not in available else ""
     # debug=True: every kernel a test compiles is verified after each pass and must
     # round-trip through the IR text form (tilejit.transforms.run_pipeline)
     with use_options(backend=name, interpret=(name == "interpreter"), check_analysis=check,

@@ -164,10 +164,14 @@ def main(argv=None) -> int:
     print("-" * (w + 72))
     for name, be, check, first, again in rows:
         print(f"{name:<{w}}  {be:<11}  {check:<28}  {first * 1e3:8.1f}ms  {again * 1e3:13.3f}ms")
-    failed = [r for r in rows if not (r[2].startswith("ok") or r[2] == "bit-exact")]
+    failed = [r for r in rows if not _matches(r[2])]
     print(f"\n{len(rows) - len(failed)}/{len(rows)} kernels match numpy"
           " ('first call' includes compilation).")
     return 1 if failed else 0
+
+
+def _matches(verdict: str) -> bool:
+    return verdict.startswith("ok") or verdict == "bit-exact"
 
 
 def _run_case(name, make, backend):
@@ -182,7 +186,7 @@ def _run_case(name, make, backend):
             t0 = time.perf_counter()
             out = run()
             again = min(again, time.perf_counter() - t0)
-        if verdict.startswith("ok") or verdict == "bit-exact":
+        if _matches(verdict):
             verdict = check(out)
     except Exception as e:  # the demo reports, it does not crash
         return name, backend, f"ERROR {type(e).__name__}: {e}"[:60], 0.0, 0.0

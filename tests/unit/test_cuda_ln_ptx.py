@@ -14,27 +14,19 @@ import tilejit
 import tilejit.language as tl
 from tilejit.backends.cuda import rules_atomic, rules_elementwise, rules_tiles
 from tilejit.backends.cuda import target as tgt
+from tests.e2e import test_tutorials as T
 
 
 @pytest.fixture(autouse=True)
 def fast_paths(monkeypatch):
-    """The fast paths are off by default until checked on a GPU; their PTX is tested here."""
+    """The fast paths (on by default since an H200 run) pinned on: their PTX is tested here."""
     for mod, name in ((rules_atomic, "ORDERED_ATOM_ASM"), (rules_elementwise, "WIDE_UMULHI"),
                       (rules_elementwise, "UNIFORM_DIVISOR"), (rules_elementwise, "CHUNK_CONSTANT_CMP"),
                       (rules_tiles, "REMATERIALIZE")):
         monkeypatch.setattr(mod, name, True)
 
 
-@tilejit.jit
-def seeded_dropout(x_ptr, output_ptr, n_elements, p, seed, BLOCK_SIZE: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    random = tl.rand(seed, offsets)
-    x_keep = random > p
-    output = tl.where(x_keep, x / (1 - p), 0.0)
-    tl.store(output_ptr + offsets, output, mask=mask)
+seeded_dropout = T.seeded_dropout_kernel     # tutorial 04's kernel, shared with the e2e test
 
 
 DROP_SIG = {"x_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32", "p": "fp32", "seed": "i32"}

@@ -316,32 +316,29 @@ class Launcher:
                     buffers.append(_buffer(name, addr, v.nbytes, v.itemsize))
                     continue
             if tp is TensorDescriptor:                 # several IR arguments
-                try:
-                    key, lvs, info = bind_descriptor(v, spec)
-                except (TypeError, ValueError) as e:
-                    raise type(e)(f"{self.name}: argument '{name}': {e}") from None
-                keys.append(key)
-                values.extend(lvs)
-                buffers.append(_buffer(name, info.lo, info.nbytes, info.itemsize))
-                if info.device != "cpu":
-                    device = info.device
-                continue
-            b = binder_for(tp)
-            if b is None:
-                raise TypeError(f"{self.name}: argument '{name}' has unsupported type "
-                                f"{tp.__module__}.{tp.__qualname__} (expected an int, "
-                                "float, bool, None or an array)")
-            try:
-                key, lv, info = b(v, spec)
-            except (TypeError, ValueError) as e:
-                raise type(e)(f"{self.name}: argument '{name}': {e}") from None
+                key, lvs, info = self._bind_one(bind_descriptor, v, spec, name)
+            else:
+                b = binder_for(tp)
+                if b is None:
+                    raise TypeError(f"{self.name}: argument '{name}' has unsupported type "
+                                    f"{tp.__module__}.{tp.__qualname__} (expected an int, "
+                                    "float, bool, None or an array)")
+                key, lv, info = self._bind_one(b, v, spec, name)
+                lvs = (lv,)
             keys.append(key)
-            values.append(lv)
+            values.extend(lvs)
             if info is not None:
                 buffers.append(_buffer(name, info.lo, info.nbytes, info.itemsize))
                 if info.device != "cpu":
                     device = info.device
         return keys, values, buffers, consts, device
+
+    def _bind_one(self, binder, v, spec, name):
+        """``binder(v, spec)``, its TypeError/ValueError naming the kernel and argument."""
+        try:
+            return binder(v, spec)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{self.name}: argument '{name}': {e}") from None
 
     def _meta(self, vals, lopts) -> dict:
         meta = {n: (getattr(v, "value", v) if type(v).__name__ == "constexpr" else v)

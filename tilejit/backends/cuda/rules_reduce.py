@@ -103,8 +103,20 @@ def _across_warps(lw, kind, el, acc, arg):
     sizes = [T.mem_size(el)] + ([4] if arg else [])
     W = lw.num_warps
     base = lw.smem(W * sum(sizes) + 16)
-    lw.barrier()
     offs = [0, W * sizes[0]]
+    _publish_per_warp(lw, base, vals, offs, sizes)
+    out = None
+    for w in range(W):
+        parts = [_warp_value(lw, base, v, off, sz, w) for v, off, sz in zip(vals, offs, sizes)]
+        x = tuple(parts) if arg else parts[0]
+        out = x if out is None else combine(lw, kind, el, out, x)
+    return out
+
+
+def _publish_per_warp(lw, base, vals, offs, sizes):
+    """Lane 0 of each warp stores its ``vals`` at ``base + off + warp * size`` (one
+    array per value), between two barriers."""
+    lw.barrier()
 
     def write():
         for v, off, sz in zip(vals, offs, sizes):
@@ -112,16 +124,13 @@ def _across_warps(lw, kind, el, acc, arg):
             lw.b.store(_mem(lw, v), a).align = sz
     lw.guarded(lw.b.icmp_unsigned("==", lw.lane, lw.i32(0)), write)
     lw.barrier()
-    out = None
-    for w in range(W):
-        parts = []
-        for v, off, sz in zip(vals, offs, sizes):
-            x = lw.b.load(lw.smem_addr(base, lw.i32(off + w * sz)), typ=_mem(lw, v).type)
-            x.align = sz
-            parts.append(_reg(lw, x, v.type))
-        x = tuple(parts) if arg else parts[0]
-        out = x if out is None else combine(lw, kind, el, out, x)
-    return out
+
+
+def _warp_value(lw, base, v, off, sz, w):
+    """Warp ``w``'s published value of the array at ``off`` (typed like ``v``)."""
+    x = lw.b.load(lw.smem_addr(base, lw.i32(off + w * sz)), typ=_mem(lw, v).type)
+    x.align = sz
+    return _reg(lw, x, v.type)
 
 
 def _mem(lw, v):
@@ -290,21 +299,12 @@ def _reduce_all_fused(lw, rops):
         offs.append(at)
         at += (W * sz + 7) // 8 * 8
     base = lw.smem(at + 16)
-    lw.barrier()
-
-    def write():
-        for v, off, sz in zip(accs, offs, sizes):
-            a = lw.smem_addr(base, lw.b.add(lw.i32(off), lw.b.mul(lw.warp, lw.i32(sz))))
-            lw.b.store(_mem(lw, v), a).align = sz
-    lw.guarded(lw.b.icmp_unsigned("==", lw.lane, lw.i32(0)), write)
-    lw.barrier()
+    _publish_per_warp(lw, base, accs, offs, sizes)
     outs = []
     for o, el, v, off, sz in zip(rops, els, accs, offs, sizes):
         out = None
         for w in range(W):
-            x = lw.b.load(lw.smem_addr(base, lw.i32(off + w * sz)), typ=_mem(lw, v).type)
-            x.align = sz
-            x = _reg(lw, x, v.type)
+            x = _warp_value(lw, base, v, off, sz, w)
             out = x if out is None else combine(lw, o.kind, el, out, x)
         outs.append(out)
     return outs
