@@ -5,6 +5,9 @@
     python -m tilejit dump FILE KERNEL -s '*fp32,*fp32,i32' -c BLOCK=1024 --stage llir
     python -m tilejit cache info|clear
     python -m tilejit bench [script.py [args...]]
+    python -m tilejit --version
+
+The same commands are installed as the ``tilejit`` console script.
 """
 from __future__ import annotations
 
@@ -98,9 +101,25 @@ def _cmd_bench(args) -> int:
     return main()
 
 
+def _versions() -> str:
+    """The versions that decide what tilejit compiles: Python, numpy, llvmlite's LLVM."""
+    import platform
+    try:
+        import llvmlite
+        import llvmlite.binding as llvm
+        llvm_text = f"llvmlite {llvmlite.__version__}, LLVM {'.'.join(map(str, llvm.llvm_version_info))}"
+    except ImportError as e:                       # pragma: no cover - a broken install
+        llvm_text = f"llvmlite missing ({e})"
+    import numpy
+    return f"Python {platform.python_version()}, numpy {numpy.__version__}, {llvm_text}"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m tilejit",
-                                description="tilejit: a compiler for Triton-language kernels.")
+    from tilejit import __version__
+    p = argparse.ArgumentParser(prog="tilejit",
+                                description="tilejit: a compiler for Triton-language kernels "
+                                "(also `python -m tilejit`).")
+    p.add_argument("--version", action="version", version=f"tilejit {__version__} ({_versions()})")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     d = sub.add_parser("demo", help="the guided demo", description="Run tilejit's demo.")
     d.add_argument("--backend", default=None, choices=("interpreter", "cpu", "cuda"),
