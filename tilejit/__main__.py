@@ -114,11 +114,11 @@ def _versions() -> str:
     return f"Python {platform.python_version()}, numpy {numpy.__version__}, {llvm_text}"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m tilejit") -> argparse.ArgumentParser:
     from tilejit import __version__
-    p = argparse.ArgumentParser(prog="tilejit",
+    p = argparse.ArgumentParser(prog=prog,
                                 description="tilejit: a compiler for Triton-language kernels "
-                                "(also `python -m tilejit`).")
+                                "(`tilejit ...` and `python -m tilejit ...` are the same).")
     p.add_argument("--version", action="version", version=f"tilejit {__version__} ({_versions()})")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     d = sub.add_parser("demo", help="the guided demo", description="Run tilejit's demo.")
@@ -166,13 +166,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv=None) -> int:
-    parser = build_parser()
+def main(argv=None, prog: str = "python -m tilejit") -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 1
     return args.func(args)
+
+
+def cli() -> int:
+    """The ``tilejit`` console script."""
+    return main(prog="tilejit")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import os
 import sys
 import time
 
+from .entry import user_entry
 from .jit import KernelInterface
 
 _RESOURCE_ERRORS = ("OutOfResources", "CompileTimeAssertionFailure", "PTXASError")
@@ -238,6 +239,7 @@ class Autotuner(KernelInterface):
         self.bench_time = time.perf_counter() - start
         return timings
 
+    @user_entry
     def run(self, *args, **kwargs):
         self.nargs = dict(zip(self.arg_names, args))
         used_cached_result = True
@@ -275,6 +277,7 @@ class Autotuner(KernelInterface):
         for c, t in (timings or {}).items():
             print(f"  {_first(t):10.4f} ms  {c}")
 
+    @user_entry
     def warmup(self, *args, **kwargs):
         """Compile (without launching) every pruned config, when the kernel supports it."""
         self.nargs = dict(zip(self.arg_names, args))
@@ -372,11 +375,13 @@ class Heuristics(KernelInterface):
         self.arg_names = list(arg_names)
         self.__name__ = getattr(fn, "__name__", _kernel_name(fn))
 
+    @user_entry
     def run(self, *args, **kwargs):
         for v, heur in self.values.items():
             kwargs[v] = heur({**dict(zip(self.arg_names, args)), **kwargs})
         return self.fn.run(*args, **kwargs)
 
+    @user_entry
     def warmup(self, *args, **kwargs):
         for v, heur in self.values.items():
             kwargs[v] = heur({**dict(zip(self.arg_names, args)), **kwargs})

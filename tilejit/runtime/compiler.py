@@ -8,6 +8,7 @@ each stage's name ('ttir', the canonicalised 'ttir_opt' where passes exist,
 from __future__ import annotations
 
 from ..ir.types import dtype_from_name
+from .entry import user_entry
 
 
 def _by_name(keys, all_names, what):
@@ -62,6 +63,7 @@ def _print(func) -> str:
         return f"<tile IR of {func.name}>"
 
 
+@user_entry
 def compile(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=(),
             target="cpu", num_warps=4, num_stages=None, options=None):
     """Compile ``fn`` (a ``@tilejit.jit`` function or an ``ir.Function``) for ``target``

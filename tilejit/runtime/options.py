@@ -26,6 +26,7 @@ class Options:
     vectorize: bool = True           # TILEJIT_VECTORIZE=0 disables analysis-driven vector access
     native_call: bool = True         # TILEJIT_NATIVE_CALL=0: launches pack with struct + ctypes
     ptx_check: str = ""              # TILEJIT_PTX_CHECK=80,90: also compile host kernels for CUDA
+    traceback: bool = False          # TILEJIT_TRACEBACK=1: compile errors keep tilejit's own frames
 
     @classmethod
     def from_env(cls, env=None) -> "Options":
@@ -42,6 +43,7 @@ class Options:
             vectorize=env.get("TILEJIT_VECTORIZE", "1").strip() != "0",
             native_call=env.get("TILEJIT_NATIVE_CALL", "1").strip() != "0",
             ptx_check=env.get("TILEJIT_PTX_CHECK", "").strip(),
+            traceback=_flag(env, "TILEJIT_TRACEBACK"),
         )
 
     def with_(self, **changes) -> "Options":
@@ -81,3 +83,4 @@ class use_options:
     def __exit__(self, *exc):
         set_options(self.saved)
         return False
+
