@@ -211,6 +211,21 @@ class Autotuner(KernelInterface):
                 pruned = sorted(est, key=lambda c: est[c])[:top_k]
         return list(pruned)
 
+    @staticmethod
+    def _on_host(args, kwargs) -> bool:
+        """Whether this launch runs on a host backend (cpu, interpreter)."""
+        from .arrays import describe
+        from .launch import choose_backend
+        from .options import get_options
+        device = "cpu"
+        for a in (*args, *kwargs.values()):
+            a = getattr(a, "base", a) if type(a).__name__ == "TensorDescriptor" else a
+            info = None if isinstance(a, (bool, int, float, str, type(None))) else describe(a)
+            if info is not None and info.device != "cpu":
+                device = info.device
+                break
+        return choose_backend(get_options(), device) in ("cpu", "interpreter")
+
     def _tuning_key(self, kwargs):
         all_args = {**self.nargs, **kwargs}
         _args = {k: v for k, v in all_args.items() if k in self.arg_names}
@@ -253,6 +268,8 @@ class Autotuner(KernelInterface):
                 else:
                     used_cached_result = False
                     pruned = self.prune_configs(kwargs)
+                    if self._on_host(args, kwargs):
+                        pruned = distinct_on_host(pruned)
                     timings = self._benchmark_all(args, kwargs, pruned)
                     self.cache[key] = builtins.min(timings, key=lambda c: _first(timings[c]))
                     full_nargs = {**self.nargs, **kwargs, **self.cache[key].all_kwargs()}
@@ -332,6 +349,16 @@ class Autotuner(KernelInterface):
                  "key": [repr(k) for k in key],
                  "timings": [[str(c), _first(t)] for c, t in timings.items()]}
         get_cache().put(self._disk_key(key), json.dumps(entry).encode(), namespace="autotune")
+
+
+def distinct_on_host(configs) -> list:
+    """The configs that differ on a host backend (cpu, interpreter), where the launch
+    options (``num_warps``, ``num_stages``, ``num_ctas``, ``maxnreg``) change nothing:
+    the first of each group with the same meta-parameters and pre_hook."""
+    kept = {}
+    for c in configs:
+        kept.setdefault((tuple(sorted((k, repr(v)) for k, v in c.kwargs.items())), c.pre_hook), c)
+    return list(kept.values())
 
 
 def _first(t):
