@@ -55,23 +55,26 @@ def _nonzero_parts(b):
 
 
 def idiv_range(a, b, ty):
+    """``a // b`` truncating; ``x // 0`` is 0 (docs/differences.md)."""
     parts = _nonzero_parts(b)
-    if not parts:            # only division by zero: undefined
-        return type_range(ty)
     q = [_tdiv(x, y) for lo, hi in parts for x in a for y in (lo, hi)]
+    if b[0] <= 0 <= b[1]:
+        q.append(0)
     return min(q), max(q)
 
 
 def rem_range(a, b, ty):
-    parts = _nonzero_parts(b)
-    if not parts:
-        return type_range(ty)
+    """``a % b`` with the dividend's sign; ``x % 0`` is ``x`` (docs/differences.md)."""
+    if not _nonzero_parts(b):
+        return a
     maxb = max(abs(b[0]), abs(b[1]))
     minb = 1 if b[0] <= 0 <= b[1] else min(abs(b[0]), abs(b[1]))
     if max(abs(a[0]), abs(a[1])) < minb:     # |a| < |b|: a % b == a
         return a
     lo = 0 if a[0] >= 0 else max(a[0], -(maxb - 1))
     hi = 0 if a[1] <= 0 else min(a[1], maxb - 1)
+    if b[0] <= 0 <= b[1]:                    # a divisor of 0 leaves the dividend
+        lo, hi = min(lo, a[0]), max(hi, a[1])
     return lo, hi
 
 
