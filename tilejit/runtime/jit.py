@@ -56,6 +56,11 @@ class KernelInterface:
 
 
 class JITFunction(KernelInterface):
+    """A ``@tilejit.jit`` kernel: ``kernel[grid](*args, **meta)`` launches it,
+    ``kernel.run(*args, grid=..., **meta)`` is the same call, ``kernel.warmup(...)``
+    compiles without launching; called from another kernel it is inlined.  ``fn`` is the
+    Python function, ``src`` its source, ``params`` its parameters."""
+
     def __init__(self, fn, *, do_not_specialize=(), debug=None, noinline=False, repr=None,
                  launch_metadata=None):
         self.fn = fn
