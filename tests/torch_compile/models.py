@@ -59,7 +59,7 @@ class Attention(nn.Module):
         b, n, d = x.shape
         q, k, v = self.qkv(self.norm(x)).reshape(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
         att = (q @ k.transpose(-2, -1)) * (d // self.heads) ** -0.5
-        mask = torch.ones(n, n, dtype=torch.bool).tril()
+        mask = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
         att = att.masked_fill(~mask, float("-inf")).softmax(-1)
         y = (att @ v).transpose(1, 2).reshape(b, n, d)
         return x + self.proj(y)
@@ -82,7 +82,7 @@ def _loss(out):
 
 def _issue741(idx, src):
     # the scatter behind triton-lang/triton #741: out[b, idx[b, j], j] = src[b, j]
-    return torch.zeros(2, 196, 1000).scatter(1, idx[:, None, :], src[:, None, :])
+    return torch.zeros(2, 196, 1000, device=src.device).scatter(1, idx[:, None, :], src[:, None, :])
 
 
 def _dropout_check(out, inputs):
@@ -116,7 +116,7 @@ CASES = {
                              lambda: (_randn(3, 20000),), rtol=1e-4, atol=1e-3),
     "gather_scatter_index_select": Case(
         lambda: lambda x, idx, src: (torch.gather(x, 1, idx), x.index_select(0, idx[:, 0]),
-                                     torch.zeros(8, 40).scatter_add(1, idx, src), x[idx[:, 1]]),
+                                     torch.zeros(8, 40, device=x.device).scatter_add(1, idx, src), x[idx[:, 1]]),
         lambda: (_randn(8, 40), torch.randint(0, 8, (8, 6), generator=_g(3)),
                  _randn(8, 6, seed=4))),
     "cumsum_cumprod": Case(lambda: lambda x: (x.cumsum(-1), (x * 0.1 + 1).cumprod(1), x.cumsum(0)),

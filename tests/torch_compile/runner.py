@@ -1,7 +1,10 @@
 """Run cases of models.py through ``torch.compile(..., options={"cpu_backend":
 "triton"})`` under the ``triton`` alias and compare with eager torch.
 
-    python tests/torch_compile/runner.py [NAME ...]     (all cases without names)
+    python tests/torch_compile/runner.py [--device=cuda] [--mode=max-autotune] [NAME ...]
+
+(all cases without names).  ``--device=cuda`` runs the models on CUDA tensors
+(tilejit's CUDA backend; the alias wins over an installed ``triton``).
 
 One documented call before torch is imported makes Inductor use tilejit:
 ``tilejit.compat.install_triton_alias()``.  Prints one JSON line per case:
@@ -52,13 +55,18 @@ def _inputs_like(inputs):
     return [t.detach().clone().requires_grad_(t.requires_grad) for t in inputs]
 
 
-def run_case(name):
+def run_case(name, device="cpu", mode=None):
     case = CASES[name]
     torch._dynamo.reset()
     obj = case.make()
+    if isinstance(obj, torch.nn.Module):
+        obj = obj.to(device)
     eager = copy.deepcopy(obj) if isinstance(obj, torch.nn.Module) else obj
-    compiled = torch.compile(obj, options=OPTIONS, dynamic=case.dynamic or None)
-    inputs = list(case.inputs())
+    if mode:     # torch.compile takes a mode or options, not both
+        torch._inductor.config.cpu_backend = "triton"
+    compiled = torch.compile(obj, options=None if mode else OPTIONS, mode=mode,
+                             dynamic=case.dynamic or None)
+    inputs = [t.detach().to(device).requires_grad_(t.requires_grad) for t in case.inputs()]
     c_in = _inputs_like(inputs)
     got, code = run_and_get_code(compiled, *c_in)
     kernels = sum(src.count("@triton.jit") for src in code)
@@ -82,15 +90,17 @@ def run_case(name):
             _compare([p.grad for p in obj.parameters()], [p.grad for p in eager.parameters()],
                      case, "param grad")
     if case.dynamic:   # a second shape through the same (symbolic) kernels
-        more = [torch.randn(tuple(s + 4 for s in t.shape)) for t in inputs]
+        more = [torch.randn(tuple(s + 4 for s in t.shape), device=device) for t in inputs]
         _compare(compiled(*more), eager(*more), case, "output (second shape)")
     return kernels
 
 
-def main(names):
+def main(argv):
+    flags = dict(a[2:].split("=", 1) for a in argv if a.startswith("--"))
+    names = [a for a in argv if not a.startswith("--")]
     for name in names or list(CASES):
         try:
-            kernels = run_case(name)
+            kernels = run_case(name, flags.get("device", "cpu"), flags.get("mode"))
             rec = {"name": name, "ok": True, "error": "", "kernels": kernels}
         except Exception as e:  # reported per case; the run goes on
             tb = traceback.format_exc(limit=-6)
