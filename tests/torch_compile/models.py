@@ -26,6 +26,7 @@ class Case:
     dynamic: bool = False
     check: Callable | None = None
     expect_code: tuple = field(default_factory=tuple)    # text the generated code must hold
+    error: str = ""        # a regex the compile error must match (a feature tilejit lacks)
 
 
 def _g(seed=0):
@@ -144,6 +145,12 @@ CASES = {
                            lambda: (_randn(5, 37),), dynamic=True),
     "dropout": Case(lambda: lambda x: F.dropout(x, p=0.25, training=True),
                     lambda: (_randn(256, 256) + 3.0,), check=_dropout_check),
+    # a kernel needing a libdevice function tilejit lacks fails naming the function and
+    # the generated kernel's file and line (not an AttributeError deep inside torch)
+    "unsupported_feature_named": Case(
+        lambda: lambda x: torch.special.bessel_j0(x) + 1, lambda: (_randn(64),),
+        error=r"\.py:\d+:\d+: error in kernel 'triton_poi_fused_\w*bessel_j0\w*'(.|\n)*"
+              r"`triton\.language\.extra\.libdevice\.j0` \(missing feature"),
     "issue741_scatter": Case(lambda: _issue741,
                              lambda: (torch.randint(0, 196, (2, 1000), generator=_g(8)), _randn(2, 1000)),
                              expect_code=("xnumel = 2000",)),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import sys
 import traceback
 
@@ -68,6 +69,14 @@ def run_case(name, device="cpu", mode=None):
                              dynamic=case.dynamic or None)
     inputs = [t.detach().to(device).requires_grad_(t.requires_grad) for t in case.inputs()]
     c_in = _inputs_like(inputs)
+    if case.error:
+        try:
+            compiled(*c_in)
+        except Exception as e:      # Inductor wraps the compile error
+            if not re.search(case.error, str(e)):
+                raise AssertionError(f"the error does not match {case.error!r}:\n{e}") from None
+            return 0
+        raise AssertionError(f"expected an error matching {case.error!r}")
     got, code = run_and_get_code(compiled, *c_in)
     kernels = sum(src.count("@triton.jit") for src in code)
     if kernels == 0:
