@@ -25,6 +25,11 @@ class KernelParam:
     default: object = inspect.Parameter.empty
     do_not_specialize: bool = False
 
+    @property
+    def num(self) -> int:
+        """The parameter's position (Triton's name for ``index``)."""
+        return self.index
+
 
 def _is_constexpr_annotation(ann) -> bool:
     from ..language import constexpr
