@@ -9,12 +9,14 @@ parameter list.  It
    through the launcher, which reads the options anew);
 2. binds the arguments of the one common call shape (a run of positional
    arguments, the rest by keyword, no launch options) without building dicts;
-3. computes a flat *express key*, one element per parameter, that separates
+3. sends arrays of more than 2**31-1 elements, and read-only arrays for arguments a
+   kernel of the lane writes, to the launcher (its launch checks);
+4. computes a flat *express key*, one element per parameter, that separates
    exactly what the launcher's cache key separates: per array the dtype object's
    ``id`` with the 16-byte alignment bit, per int its width class and
    specialization (1, divisible by 16, other), a code per float / bool, each
    constexpr's value with its type where ``True == 1 == 1.0`` would collide;
-4. looks the key up in ``express`` (filled by the launcher after a launch through
+5. looks the key up in ``express`` (filled by the launcher after a launch through
    the general rules picked the kernel for the same arguments) and calls the
    entry's runner, which packs the launch values and runs the kernel.
 
@@ -140,9 +142,13 @@ def _array_lines(i, spec):
                 "        except (TypeError, ValueError, BufferError): return slow(args, kwargs, grid)"]
     align = f" | (not a{i} & 15)" if spec else ""
     talign = f", not a{i} & 15" if spec else ""
+    slow = "return slow(args, kwargs, grid)"
     return [f"    if t{i} is ndarray:", *addr, f"        k{i} = id(v{i}.dtype){align}",
+            # launch checks (runtime/launch_checks.py) take the launcher: huge arrays,
+            # read-only arrays where a kernel of this lane writes (W<i>, set by miss())
+            f"        if v{i}.size > {_I32_MAX} or (W{i} and not v{i}.flags.writeable): {slow}",
             f"    elif t{i} is Tensor:",            # torch CUDA tensors (host ones: the launcher)
-            f"        if not v{i}.is_cuda: return slow(args, kwargs, grid)",
+            f"        if not v{i}.is_cuda or v{i}.numel() > {_I32_MAX}: {slow}",
             f"        a{i} = v{i}.data_ptr()",
             f"        k{i} = (v{i}.dtype, v{i}.get_device(){talign})"]
 
@@ -256,6 +262,7 @@ def make_key_function(plan):
                      "    args = kwargs = grid = None", *key_lines(plan),
                      f"    return ({''.join(f'k{i}, ' for i in range(n))})"])
     ns = {"slow": lambda *a: None, "ndarray": np.ndarray, "Tensor": torch_tensor_type(),
+          **{f"W{i}": False for i in range(n)},
           "read": ctypes.c_size_t.from_address,
           "addressof": ctypes.addressof, "from_buffer": ctypes.c_char.from_buffer}
     exec(compile(src, "<tilejit express key>", "exec"), ns)
@@ -273,6 +280,7 @@ def make_express(launcher):
           "addressof": ctypes.addressof, "from_buffer": ctypes.c_char.from_buffer,
           "simple_grid": _simple_grid, "needs_grid_check": needs_grid_check,
           "guard": launcher.guard, "Tensor": torch_tensor_type()}
+    ns.update({f"W{i}": False for i in range(len(launcher.plan))})
     launcher.express_ns = ns
     exec(compile(_source(launcher.plan, bool(launcher.guard.entries)), f"<tilejit express lane: {launcher.name}>", "exec"), ns)
     return ns["go"]

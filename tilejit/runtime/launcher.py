@@ -16,6 +16,8 @@ from .options import get_options
 from .validate import check_devices, check_grid, needs_grid_check, with_sanitize
 from .fastpath import make_fast_binder, torch_is_imported
 from . import express as _express
+from . import launch_checks as _checks
+from .express import LazyArgs
 from .globals_guard import GlobalsGuard
 from .descriptors import bind_descriptor, descriptor_arg_from_key, is_descriptor_key
 from ..tools.tensor_descriptor import TensorDescriptor
@@ -163,6 +165,10 @@ class Launcher:
             dtypes = [v.dtype for v in vals if type(v) is np.ndarray]
             if any(id(d) & 1 for d in dtypes):       # the key ors the alignment bit into ids
                 return kernel
+            if _checks.huge_arrays(LazyArgs([], vals, self.names).buffers):
+                return kernel                        # may be the sanitized variant
+            for name in _checks.written_params(kernel, self.names):
+                self.express_ns[f"W{self.index[name]}"] = True     # check writability there
             run = _express.runner_for(kernel, self.names, vals)
             if run is None:
                 return kernel
@@ -283,6 +289,7 @@ class Launcher:
             kernel = self.cache[key] = self.compile(vals, keys, consts, lopts, options, backend, key)
         if warmup:
             return kernel
+        kernel = self._checked(kernel, vals, keys, consts, lopts, options, backend, buffers)
         g = _simple_grid(grid) if type(grid) is tuple else None
         if g is None:
             g = normalize_grid(grid, self._meta(vals, lopts) if callable(grid) else None, self.name)
@@ -294,6 +301,24 @@ class Launcher:
                 keep = [v.base if type(v) is TensorDescriptor else v for v in vals]
             kernel.launch(g, LaunchArgs(values, buffers, keep), **dict(lopts))
         return kernel
+
+    def _checked(self, kernel, vals, keys, consts, lopts, options, backend, buffers):
+        """The kernel to run after the launch checks (runtime/launch_checks.py): a
+        read-only array for an argument the kernel writes is refused; arrays longer
+        than 2**31-1 elements with int32 offset arithmetic the analysis does not prove
+        in range run the sanitize-mode variant (OffsetOverflowError, not a wild access)."""
+        _checks.check_writable(kernel, self.name, self.names, vals)
+        if backend == "interpreter" or options.sanitize or not _checks.huge_arrays(buffers):
+            return kernel
+        if not _checks.offset_ops(kernel):
+            return kernel
+        options = with_sanitize(options, True)
+        token = _OPTION_TOKENS.setdefault(options, len(_OPTION_TOKENS))
+        key = (tuple(keys), tuple(consts), lopts, token, backend)
+        checked = self.cache.get(key)
+        if checked is None:
+            checked = self.cache[key] = self.compile(vals, keys, consts, lopts, options, backend, key)
+        return checked
 
     def bind_values(self, vals):
         """Per-parameter binding: (type keys, launch values, buffers, constexprs, device)."""
