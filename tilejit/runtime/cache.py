@@ -469,8 +469,8 @@ def _host_cpu_id() -> str:
     import llvmlite.binding as llvm
     from ..backends.llvm import binding
     binding.host_target_machine()            # initialises the native target
-    return f"{llvm.get_process_triple()}:{llvm.get_host_cpu_name()}:" \
-           f"{llvm.get_host_cpu_features().flatten()}"
+    name, features = binding.host_cpu()
+    return f"{llvm.get_process_triple()}:{name}:{features}"
 
 
 def llvm_key(llir: str, options=None, target: str | None = None) -> str:
