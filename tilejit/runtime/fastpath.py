@@ -22,7 +22,7 @@ def _array_lines(i, name, spec):
     return [
         f"    if t{i} is ndarray:",
         f"        d{i} = NP_PTR[v{i}.dtype]",
-        f"        if d{i} is None or v{i}.size > {_I32_MAX}: return None",   # launch checks
+        f"        if d{i} is None or v{i}.nbytes > {_I32_MAX}: return None",   # launch checks
         f"        try: a{i} = addressof(from_buffer(v{i}))",
         "        except (TypeError, ValueError, BufferError): return None",
         f"        k{i} = (d{i}, {align}, 'cpu')",
