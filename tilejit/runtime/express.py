@@ -163,7 +163,7 @@ def runner_for(kernel, names, vals=()):
 
 # ---------------------------------------------------------------- code generation
 def _array_lines(i, spec):
-    if ARRAY_HEAD is not None:
+    if ARRAY_HEAD is not None and DATA_OFFSET is not None:
         addr = [f"        h{i} = head(id(v{i}) + {DATA_OFFSET}); a{i} = h{i}.data"]
         writable = f"h{i}.flags & {WRITEABLE}"
     elif DATA_OFFSET is not None:
