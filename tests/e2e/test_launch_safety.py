@@ -119,3 +119,22 @@ def test_offsets_past_int32_never_touch_wild_memory(backend, kernel):
         assert (big[2 ** 31:] == 2).all() and not big[:2 ** 31:2 ** 20].any()
     kernel[(2,)](small, 0, BLOCK=32)                # small arrays: the plain kernel again
     assert (small == 2).all()
+
+
+@tilejit.jit
+def desc_copy(xd, yd, B: tl.constexpr):
+    yd.store([tl.program_id(0) * B], xd.load([tl.program_id(0) * B]))
+
+
+def test_read_only_descriptor_target_is_refused(backend):
+    from tilejit.tools.tensor_descriptor import TensorDescriptor
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    x.flags.writeable = False                  # read through: fine
+    desc_copy[(2,)](TensorDescriptor.from_tensor(x, [8]), TensorDescriptor.from_tensor(y, [8]), B=8)
+    np.testing.assert_array_equal(y, x)
+    y2 = np.zeros(16, np.float32)
+    y2.flags.writeable = False
+    with pytest.raises(ValueError, match="desc_copy: argument 'yd' is a read-only array"):
+        desc_copy[(2,)](TensorDescriptor.from_tensor(x, [8]), TensorDescriptor.from_tensor(y2, [8]), B=8)
+    assert not y2.any()

@@ -82,6 +82,8 @@ def readonly_names(names, vals) -> list:
     """Names of the arguments that are read-only host arrays."""
     out = []
     for n, v in zip(names, vals):
+        if type(v).__name__ == "TensorDescriptor":      # host descriptors: their array
+            v = getattr(v, "base", v)
         if type(v) is np.ndarray or isinstance(v, np.ndarray):
             if not v.flags.writeable:
                 out.append(n)
