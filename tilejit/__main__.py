@@ -62,8 +62,11 @@ def _cmd_cache(args) -> int:
     if args.action == "info":
         info = c.info()
         where = info["dir"] or "(memory)"
-        print(f"tilejit cache: {where}")
-        print(f"  {info['entries']} entries, {info['bytes']} bytes")
+        print(f"tilejit cache: {where}" + ("  (memory only: " + info.get("reason", "") + ")"
+                                           if info.get("memory_only") else ""))
+        cap = info.get("max_bytes") or 0
+        limit = f"limit {cap} bytes ({cap / 2**20:.0f} MiB; TILEJIT_CACHE_SIZE)" if cap else "no limit"
+        print(f"  {info['entries']} entries, {info['bytes']} bytes, {limit}")
         for ns, v in sorted(info["namespaces"].items()):
             print(f"  {ns}: {v['entries']} entries, {v['bytes']} bytes")
     else:
