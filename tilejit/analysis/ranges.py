@@ -211,6 +211,17 @@ def _same(op, ctx):
     return [ctx.range(op.src)]
 
 
+@RANGE_RULES.register(ops.AssumeRangeOp)
+def _assume_range(op, ctx):
+    """The claimed bounds, intersected with what is known (the branch that made the
+    claim has tested it; the checker verifies it)."""
+    a = ctx.range(op.src)
+    if a is None:
+        return [None]
+    lo, hi = (int(x) for x in op.values)
+    return [(max(a[0], lo), min(a[1], hi))] if max(a[0], lo) <= min(a[1], hi) else [a]
+
+
 @RANGE_RULES.register(ops.NegOp)
 def _neg(op, ctx):
     if not is_int_type(op.result.type):
