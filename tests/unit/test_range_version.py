@@ -261,3 +261,20 @@ def test_bias_gelu_assembles():
     k = _gelu()
     tgt.ptxas(k.asm["ptx"], 90)
     tgt.ptxas(k._general().asm["ptx"], 90)
+
+
+@pytest.mark.parametrize("start", [16, -16])
+def test_cpu_backend_runs_the_range_versioned_kernel(start):
+    """The cpu backend lowers tj.assume_range (a hint: its source) and agrees with the interpreter."""
+    func = _mm_rem_func()
+    AV.version_loops(func)
+    N, K = 48, 32
+    rng = np.random.default_rng(7)
+    a = rng.integers(-3, 4, (16, K)).astype(np.float16)
+    b = rng.integers(-3, 4, (K, 2 * N)).astype(np.float16)
+    c_ref, c = np.zeros((16, 32), np.float32), np.zeros((16, 32), np.float32)
+    launch(func, (1,), a, b, c_ref, N, K, start)
+    kcpu = tilejit.compile(func, target="cpu")
+    bufs = [Buffer(n, x.ctypes.data, x.nbytes, x.itemsize) for n, x in zip(("a_ptr", "b_ptr", "c_ptr"), (a, b, c))]
+    kcpu.launch((1, 1, 1), LaunchArgs([a.ctypes.data, b.ctypes.data, c.ctypes.data, N, K, start], bufs, [a, b, c]))
+    np.testing.assert_array_equal(c, c_ref)
