@@ -24,6 +24,12 @@ values too), pointer roots on their address.  The hints claim exactly what the b
 condition has just checked, so the analysis facts (and the claim checker) stay sound
 for aligned and misaligned inputs alike.
 
+*Range roots*: signed scalar integers defined outside the loop whose range is not inside
+``[0, 2**(bits-2))`` (tutorial 03's ``pid_n * BLOCK_SIZE_N``, whose ``% N`` keeps its runs
+only when non-negative: truncating remainder).  They are tested with ``0 <= x <= 2**(bits-2)
+- 1`` and claimed with ``tj.assume_range`` (``ops.AssumeRangeOp``); the bound leaves room
+to add tile offsets without wrapping.
+
 The loop is versioned only when it pays: with the hinted roots the analysis must give
 every dot operand load that lacked one a 16-byte access plan (``analysis.vector``);
 roots the plan does not need are dropped (one analysis per root).  A loop that needs
