@@ -62,6 +62,8 @@ class CudaKernel(CompiledKernel):
 
     reports = sanitize = False
     _accesses = _asserts = ()
+    backend_name = "cuda"
+    facts = ring = None      # the analysis facts and dot-loop decisions it was compiled with
     grid_bound = None        # (bx, by, bz) the code was compiled under (GRID_BOUND), or None
     _general = None          # () -> the variant compiled without a grid bound
 
@@ -156,6 +158,19 @@ def _check_shared_memory(func, arch: int, nbytes: int) -> None:
         file=getattr(loc, "file", ""), line=getattr(loc, "line", 0))
 
 
+def _ring_decisions(func, lw) -> dict:
+    """{dot loop: None (the cp.async ring) or why it kept the register path}, for
+    ``TILEJIT_EXPLAIN`` (analysis/explain.py)."""
+    from .async_pipeline import _versioned_fallbacks
+    plans, rejects = getattr(lw, "_async_plans", {}), getattr(lw, "ring_rejects", {})
+    out = {o: rejects.get(o) for o in plans}
+    out.update(rejects)
+    for slow, fast in _versioned_fallbacks(func).items():
+        if slow in out and out.get(fast, "") is None:
+            out[slow] = f"{out[slow]} (the run-time fallback of a versioned loop)"
+    return out
+
+
 def _once(make):
     """``make()`` called on first use, its result kept."""
     box = []
@@ -194,6 +209,7 @@ class CudaBackend(Backend):
         kernel = CudaKernel(func.name, func, asm, arch, num_warps, lw.smem_bytes)
         kernel.reports, kernel.sanitize = lw.reports, lw.sanitize
         kernel._accesses, kernel._asserts = lw.accesses, lw.asserts
+        kernel.facts, kernel.ring = facts, _ring_decisions(func, lw)
         if bound is not None:
             kernel.grid_bound = bound
             kernel._general = _once(lambda: self.compile(func, options, bounded=False))
