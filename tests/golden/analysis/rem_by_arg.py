@@ -26,14 +26,15 @@ def rem_by_arg(bias_ptr, out_ptr, C, BLOCK: tl.constexpr):
 # ANYGRID-LABEL: tt.func @rem_by_arg
 # ANYGRID: %offs = arith.add {{.*}} // range=[-2147483648, 2147483647] contig=[64] div=[64] const=[1]
 # ANYGRID: %col = arith.rem {{.*}} // range=[-2147483647, 2147483647] contig=[1] div=[1] const=[1]
-# ANYGRID: %row = arith.idiv {{.*}} // range=[-2147483648, 2147483647] contig=[1] div=[1] const=[1]
+# C is a nonzero multiple of 16, so |C| >= 16 bounds x // C (division by 0 is undefined)
+# ANYGRID: %row = arith.idiv {{.*}} // range=[-134217728, 134217728] contig=[1] div=[1] const=[1]
 # BOUND-LABEL: tt.func @rem_by_arg
 # BOUND: %offs = arith.add {{.*}} // range=[0, 67108863] contig=[64] div=[64] const=[1]
 # BOUND: %col = arith.rem {{.*}} // range=[0, 67108863] contig=[16] div=[16] const=[1]
-# BOUND: %row = arith.idiv {{.*}} // range=[-67108863, 67108863] contig=[1] div=[1] const=[16]
+# BOUND: %row = arith.idiv {{.*}} // range=[-4194303, 4194303] contig=[1] div=[1] const=[16]
 # the bias pointers: runs of 16 fp16 starting at 16-byte boundaries (one vector load each)
 # BOUND: tt.addptr {{.*}} contig=[16] div=[16] const=[1]
 # GRID-LABEL: tt.func @rem_by_arg
 # GRID: %offs = arith.add {{.*}} // range=[0, 255] contig=[64] div=[64] const=[1]
 # GRID: %col = arith.rem {{.*}} // range=[0, 255] contig=[16] div=[16] const=[1]
-# GRID: %row = arith.idiv {{.*}} // range=[-255, 255] contig=[1] div=[1] const=[16]
+# GRID: %row = arith.idiv {{.*}} // range=[-15, 15] contig=[1] div=[1] const=[16]
