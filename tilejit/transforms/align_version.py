@@ -117,6 +117,9 @@ def find_roots(facts, loop, loads, int_target: int) -> list:
             continue
         o = v.op
         if _is_root_type(v):
+            rng = facts.range(v)
+            if rng is not None and rng[0] == rng[1]:
+                continue                                  # a constant: testing it proves nothing new
             t = _target(v, int_target)
             need = [t] if facts.axis(v).divisibility[0] % t else []
             need += [r for r in [_range_target(v)] if r and not _within(facts.range(v), r)]
