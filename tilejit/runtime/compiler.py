@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..ir.types import dtype_from_name
 from .entry import user_entry
+from ..analysis.explain import print_explanation
 
 
 def _by_name(keys, all_names, what):
@@ -88,7 +89,10 @@ def compile(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=
         func.attrs["num_warps"] = int(num_warps)
         if num_stages is not None:
             func.attrs["num_stages"] = int(num_stages)
-    kernel = get_backend(kind).compile(func, options or get_options())
+    options = options or get_options()
+    kernel = get_backend(kind).compile(func, options)
+    if options.explain:                                   # TILEJIT_EXPLAIN=1
+        print_explanation(kernel, func)
     asm = dict(stages)
     asm.update(getattr(kernel, "asm", {}) or {})
     kernel.asm = asm

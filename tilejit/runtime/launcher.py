@@ -21,6 +21,7 @@ from .express import LazyArgs
 from .globals_guard import GlobalsGuard
 from .descriptors import bind_descriptor, descriptor_arg_from_key, is_descriptor_key
 from ..tools.tensor_descriptor import TensorDescriptor
+from ..analysis.explain import print_explanation
 from . import options as _options_mod
 
 _EMPTY = inspect.Parameter.empty
@@ -410,6 +411,8 @@ class Launcher:
         dump = _dumper(options, self.fn, key)
         func = self.build_func(vals, keys, lopts, options, dump)
         kernel = get_backend(backend).compile(func, options)
+        if options.explain:                               # TILEJIT_EXPLAIN=1
+            print_explanation(kernel, func)
         if dump:
             for stage, text in (getattr(kernel, "asm", None) or {}).items():
                 dump(stage, text if isinstance(text, str) else repr(text))

@@ -52,6 +52,7 @@ class Options:
     native_call: bool = True         # TILEJIT_NATIVE_CALL=0: launches pack with struct + ctypes
     ptx_check: str = ""              # TILEJIT_PTX_CHECK=80,90: also compile host kernels for CUDA
     traceback: bool = False          # TILEJIT_TRACEBACK=1: compile errors keep tilejit's own frames
+    explain: bool = False            # TILEJIT_EXPLAIN=1: print each compiled kernel's paths (stderr)
 
     @classmethod
     def from_env(cls, env=None) -> "Options":
@@ -71,6 +72,7 @@ class Options:
             native_call=env.get("TILEJIT_NATIVE_CALL", "1").strip() != "0",
             ptx_check=env.get("TILEJIT_PTX_CHECK", "").strip(),
             traceback=_flag(env, "TILEJIT_TRACEBACK"),
+            explain=_flag(env, "TILEJIT_EXPLAIN"),
         )
 
     def with_(self, **changes) -> "Options":
