@@ -53,7 +53,8 @@ TRITON_MODULES = {
     "triton.runtime.driver": ("tilejit.compat.driver",),
     "triton.runtime.errors": ("tilejit.compat.driver",),
     "triton.compiler": ("tilejit.compat.driver", "tilejit.runtime.compiler"),
-    "triton.compiler.errors": ("tilejit.compat.driver",),
+    "triton.compiler.errors": ("tilejit.compat.driver", "tilejit.frontend.errors"),
+    "triton.errors": ("tilejit.errors",),
     "triton.tools": ("tilejit.tools",),
     "triton.tools.tensor_descriptor": ("tilejit.tools.tensor_descriptor",),
 }

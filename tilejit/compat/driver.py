@@ -8,6 +8,9 @@ from __future__ import annotations
 import os
 from collections import namedtuple
 
+from ..errors import TritonError
+from ..interpreter.errors import InterpreterError  # noqa: F401  (triton.runtime.errors)
+
 GPUTarget = namedtuple("GPUTarget", ["backend", "arch", "warp_size"])
 
 
@@ -63,7 +66,7 @@ class _Driver:
 driver = _Driver()
 
 
-class OutOfResources(Exception):
+class OutOfResources(TritonError):
     """A config needs more resources than the target has (autotuning skips it)."""
 
 

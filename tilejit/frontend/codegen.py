@@ -217,7 +217,17 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         self.assign(node.target, self.binop(node.op, current, value))
 
     def visit_Expr(self, node):
-        self.visit(node.value)
+        call = node.value
+        if not isinstance(call, ast.Call):
+            self.visit(call)
+            return
+        fn = self.visit(call.func)
+        must = getattr(fn, "_must_use_result", False)
+        if must:
+            extra = f" {must}" if isinstance(must, str) else ""
+            raise ValueError(f"the result of {getattr(fn, '__name__', 'this function')} must "
+                             f"be used (it is marked with triton.must_use_result).{extra}")
+        self.call_node(call, fn)
 
     def visit_Pass(self, node):
         return None
@@ -355,7 +365,10 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     # ------------------------------------------------------------------ calls
     def visit_Call(self, node):
-        fn = self.visit(node.func)
+        return self.call_node(node, self.visit(node.func))
+
+    def call_node(self, node, fn):
+        """The call ``node`` of the already evaluated callee ``fn``."""
         args = self._elements(node.args)
         kwargs = {}
         for kw in node.keywords:

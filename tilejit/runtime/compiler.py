@@ -62,8 +62,44 @@ def _print(func) -> str:
         return f"<tile IR of {func.name}>"
 
 
+class ASTSource:
+    """A kernel and its specialisation, as Triton's ``triton.compiler.ASTSource``:
+    ``signature`` maps parameter names to type names ('*fp32', 'i32', or 'constexpr'
+    for those whose values ``constexprs`` gives).  ``compile(ASTSource(...))``."""
+
+    def __init__(self, fn, signature, constexprs=None, attrs=None):
+        self.fn = fn
+        self.signature = dict(signature or {})
+        self.constexprs = dict(constexprs or {})
+        self.attrs = dict(attrs or {})
+
+    def compile_args(self):
+        """(fn, runtime signature, constexprs by name or index) for :func:`compile`."""
+        sig = {k: v for k, v in self.signature.items() if v != "constexpr"}
+        cx = {}
+        for k, v in self.constexprs.items():
+            if isinstance(k, tuple):           # Triton's path keys: (index,)
+                if len(k) != 1:
+                    raise ValueError(f"ASTSource constexprs: nested path {k} is not supported")
+                k = k[0]
+            cx[k] = v
+        return self.fn, sig, cx
+
+
+def _target_name(target, options) -> str:
+    """'cpu', 'cuda:90'... from a name, a GPUTarget(backend, arch, warp_size) or None
+    (cuda when the options select the cuda backend, else the cpu)."""
+    if target is None:
+        return "cuda" if options.backend == "cuda" else "cpu"
+    backend = getattr(target, "backend", None)
+    if backend is not None:
+        arch = getattr(target, "arch", "")
+        return f"{backend}:{arch}" if backend == "cuda" and isinstance(arch, int) else backend
+    return str(target)
+
+
 def compile(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=(),
-            target="cpu", num_warps=4, num_stages=None, options=None):
+            target=None, num_warps=4, num_stages=None, options=None):
     """Compile ``fn`` (a ``@tilejit.jit`` function or an ``ir.Function``) for ``target``
     ('cpu', 'cuda', 'cuda:80', 'cuda:90', 'interpreter') without launching it.
 
@@ -71,11 +107,22 @@ def compile(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=
     '*fp32' or 'i32'; ``constexprs`` gives the constexpr values; ``divisible_by_16``
     and ``equal_to_1`` name (or index) the specialised parameters, as Triton's
     ``instance_descriptor`` does.  Returns the backend's compiled kernel; ``.asm``
-    maps stage names to text ('ptx' for CUDA targets).
+    maps stage names to text ('ptx' for CUDA targets).  ``fn`` may be an
+    :class:`ASTSource` (Triton's ``triton.compile(ASTSource(...), target=, options=)``,
+    ``options`` then a dict of launch options such as ``num_warps``).
     """
     from ..backends import get_backend
     from ..ir.core import Function
-    from .options import get_options
+    from .options import Options, get_options
+    if isinstance(options, dict):
+        num_warps = options.get("num_warps", num_warps)
+        num_stages = options.get("num_stages", num_stages)
+        options = None
+    if isinstance(options, Options) is False and options is not None:
+        raise TypeError(f"compile: options must be a dict or tilejit Options, not {options!r}")
+    if isinstance(fn, ASTSource):
+        fn, signature, constexprs = fn.compile_args()
+    target = _target_name(target, options or get_options())
     if isinstance(fn, Function):
         func, stages = fn, {"ttir": _print(fn)}
     else:
