@@ -126,6 +126,14 @@ class JITFunction(KernelInterface):
         from .launch import launch
         return launch(self, args, kwargs, grid, warmup=True)
 
+    @property
+    def closure_cells(self) -> dict:
+        """name -> cell of each variable ``fn`` reads from an enclosing function (Python
+        resolves a name in a kernel as a local, then one of these, then a global)."""
+        code = getattr(self.fn, "__code__", None)
+        cells = getattr(self.fn, "__closure__", None) or ()
+        return dict(zip(code.co_freevars, cells)) if code is not None else {}
+
     def _unsafe_update_src(self, new_src: str) -> None:
         """Replace the kernel's source text (Triton's ``JITFunction._unsafe_update_src``,
         used to patch a template kernel): later launches compile ``new_src``; the
