@@ -126,3 +126,20 @@ def test_str_to_ty():
     assert tl.str_to_ty(type_canonicalisation_dict["bool"]) is tl.int1
     assert tl.str_to_ty("*fp32") == tl.pointer_type(tl.float32)
     assert tl.str_to_ty("*kfp16") == tl.pointer_type(tl.float16)
+
+
+@tilejit.jit
+def empty_kernel(dst):
+    pass
+
+
+def test_num_warps_must_be_a_power_of_two(backend):
+    dst = np.zeros(4, np.float32)
+    for bad in (3, 0, 6, 64):
+        with pytest.raises(AssertionError, match=f"empty_kernel: num_warps={bad} must be a power of 2"):
+            empty_kernel.warmup(dst, grid=(1,), num_warps=bad)
+        with pytest.raises(ValueError, match="must be a power of 2"):
+            empty_kernel[(1,)](dst, num_warps=bad)
+    for ok in (1, 2, 4, 8):
+        empty_kernel.warmup(dst, grid=(1,), num_warps=ok)
+        empty_kernel[(1,)](dst, num_warps=ok)
