@@ -129,6 +129,14 @@ class _Rewriter(ast.NodeTransformer):
             return ast.copy_location(ast.Constant(self.device), node)
         return node
 
+    def visit_arg(self, node):
+        return node                 # annotations stay as written (tl.constexpr)
+
+    def visit_AnnAssign(self, node):
+        if node.value is not None:
+            node.value = self.visit(node.value)
+        return node
+
     def visit_keyword(self, node):
         self.generic_visit(node)
         if node.arg == "device":
@@ -216,7 +224,9 @@ def _exec_rewritten(path: Path, mod, device, config):
     mod.__dict__["__tj_import_name__"] = _import_name
     mod.__dict__["__tj_get_attr__"] = _get_attr
     mod.__dict__["__tj_decorate__"] = _decorate
-    exec(compile(tree, str(path), "exec"), mod.__dict__)
+    # dont_inherit: this file's `from __future__ import annotations` must not turn the
+    # test files' annotations (tl.constexpr) into strings
+    exec(compile(tree, str(path), "exec", dont_inherit=True), mod.__dict__)
 
 
 class _SiblingFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
