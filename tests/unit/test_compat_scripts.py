@@ -50,12 +50,18 @@ def _run(path, cache_dir, extra_env=None):
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    """Run the whole corpus once, two scripts at a time."""
+def results(request, tmp_path_factory):
+    """Run the scripts of the selected tests (the whole corpus in a full run) once, two
+    at a time."""
     cache_dir = str(tmp_path_factory.mktemp("cache"))
+    selected = set()
+    for item in request.session.items:
+        callspec = getattr(item, "callspec", None)
+        if item.module is request.module and callspec is not None and "name" in callspec.params:
+            selected.add(callspec.params["name"])
     with cf.ThreadPoolExecutor(2) as pool:
         futs = {n: pool.submit(_run, p, cache_dir) for n, p in zip(NAMES, SCRIPTS)
-                if n != "issue741_cuda" or _cuda_ready()}
+                if n in selected and (n != "issue741_cuda" or _cuda_ready())}
         return {n: f.result() for n, f in futs.items()}
 
 
