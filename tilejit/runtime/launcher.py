@@ -340,9 +340,10 @@ class Launcher:
         than 2**31-1 elements with int32 offset arithmetic the analysis does not prove
         in range run the sanitize-mode variant (OffsetOverflowError, not a wild access)."""
         _checks.check_writable(kernel, self.name, self.names, vals)
-        if backend == "interpreter" or options.sanitize or not _checks.huge_arrays(buffers):
+        if backend == "interpreter" or options.sanitize or not _checks.huge_arrays(buffers, True):
             return kernel
-        if not _checks.offset_ops(kernel):
+        if (not _checks.huge_arrays(buffers, _checks.casts_pointers(kernel))
+                or not _checks.offset_ops(kernel)):
             return kernel
         options = with_sanitize(options, True)
         token = _OPTION_TOKENS.setdefault(options, len(_OPTION_TOKENS))
