@@ -34,12 +34,14 @@ the check fails (another Python implementation or layout) the lane uses ctypes'
 from __future__ import annotations
 
 import ctypes
+import linecache
 import sys
 
 import numpy as np
 
 from . import options as _options
 from ..backends import Buffer, LaunchArgs
+from .entry import TRACEBACK_HINT, USER_ERRORS, user_error
 
 _I32_MIN, _I32_MAX = -2 ** 31, 2 ** 31 - 1
 _I64_MIN, _I64_MAX = -2 ** 63, 2 ** 63 - 1
@@ -276,15 +278,18 @@ def _source(plan, guarded=False) -> str:
     keys = "".join(f"k{i}, " for i in range(n))
     values = "".join(f"a{i}, " for i, p in enumerate(plan) if not p[1])
     vals = "".join(f"v{i}, " for i in range(n))
-    lines = ["def go(grid, /, *args, **kwargs):",
-             "    if options._current is not state[0]: return reset(args, kwargs, grid)",
-             *(["    if guard.changed(): return slow(args, kwargs, grid)"] if guarded else []),
-             *bind_lines(plan), *key_lines(plan),
-             f"    key = ({keys})",
-             "    run = express.get(key)",
-             f"    if run is None: return miss(args, kwargs, grid, key, ({vals}))",
-             *grid_lines(plan),
-             f"    return run([{values}], ({vals}), gx, gy, gz)"]
+    body = ["    if options._current is not state[0]: return reset(args, kwargs, grid)",
+            *(["    if guard.changed(): return slow(args, kwargs, grid)"] if guarded else []),
+            *bind_lines(plan), *key_lines(plan),
+            f"    key = ({keys})",
+            "    run = express.get(key)",
+            f"    if run is None: return miss(args, kwargs, grid, key, ({vals}))",
+            *grid_lines(plan),
+            f"    return run([{values}], ({vals}), gx, gy, gz)"]
+    # the launch's entry point: errors in the user's kernel or setup end here (for_user)
+    lines = ["def go(grid, /, *args, **kwargs):", "  try:", *("  " + line for line in body),
+             "  except USER_ERRORS as e:",
+             f"    raise user_error(e)  # the error is in your kernel or setup: see below ({TRACEBACK_HINT})"]
     return "\n".join(lines)
 
 
@@ -313,8 +318,12 @@ def make_express(launcher):
           "ndarray": np.ndarray, "read": ctypes.c_size_t.from_address, "head": ARRAY_HEAD,
           "addressof": ctypes.addressof, "from_buffer": ctypes.c_char.from_buffer,
           "simple_grid": _simple_grid, "needs_grid_check": needs_grid_check,
-          "guard": launcher.guard, "Tensor": torch_tensor_type()}
+          "guard": launcher.guard, "Tensor": torch_tensor_type(),
+          "USER_ERRORS": USER_ERRORS, "user_error": user_error}
     ns.update({f"W{i}": False for i in range(len(launcher.plan))})
     launcher.express_ns = ns
-    exec(compile(_source(launcher.plan, bool(launcher.guard.entries)), f"<tilejit express lane: {launcher.name}>", "exec"), ns)
+    source = _source(launcher.plan, bool(launcher.guard.entries))
+    filename = f"<tilejit express lane: {launcher.name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks
+    exec(compile(source, filename, "exec"), ns)
     return ns["go"]

@@ -22,6 +22,7 @@ from .express import LazyArgs
 from .globals_guard import GlobalsGuard
 from .descriptors import bind_descriptor, descriptor_arg_from_key, is_descriptor_key
 from ..tools.tensor_descriptor import TensorDescriptor
+from ..analysis.explain import print_explanation
 from . import options as _options_mod
 
 _EMPTY = inspect.Parameter.empty
@@ -316,6 +317,8 @@ class Launcher:
             if backend != "cuda":
                 raise ValueError(f"{self.name}: CUDA arrays were passed but the backend is "
                                  f"'{backend}'; host backends cannot read device memory")
+            from ..backends.cuda.driver import require_bindings
+            require_bindings(self.name)
         key = (tuple(keys), tuple(consts), lopts, self._opt_token, backend)
         kernel = self.cache.get(key)
         if kernel is None:
@@ -414,6 +417,8 @@ class Launcher:
         dump = _dumper(options, self.fn, key)
         func = self.build_func(vals, keys, lopts, options, dump)
         kernel = get_backend(backend).compile(func, options)
+        if options.explain:                               # TILEJIT_EXPLAIN=1
+            print_explanation(kernel, func)
         if dump:
             for stage, text in (getattr(kernel, "asm", None) or {}).items():
                 dump(stage, text if isinstance(text, str) else repr(text))
@@ -438,8 +443,7 @@ class Launcher:
                 continue
             arg_types[self.names[i]] = dtype_from_name(k[0])
             spec[self.names[i]] = (16 if k[1] == 16 else 1, k[1] == 1)
-        constexprs = {n: (getattr(v, "value", v) if type(v).__name__ == "constexpr" else v)
-                      for n, v in zip(self.names, vals)
+        constexprs = {n: constexpr_value(v) for n, v in zip(self.names, vals)
                       if self.is_constexpr[self.index[n]] or v is None}
         func = build_ir(self.fn, arg_types, constexprs, spec)
         for a in func.arguments:       # record the specialization on the IR arguments
@@ -462,9 +466,18 @@ class Launcher:
 _EQUAL_TO_INTS = (bool, float, np.bool_, np.float32, np.float64)
 
 
-def _constexpr_key(v):
+def constexpr_value(v):
+    """A constexpr argument's value: ``tl.constexpr`` unwrapped, a numpy scalar
+    (``np.int32(16)``, ``np.float32``, ``np.bool_``) as the Python number it holds."""
     if type(v).__name__ == "constexpr":
         v = getattr(v, "value", v)
+    if isinstance(v, np.generic) and v.dtype.kind in "biuf":
+        v = v.item()
+    return v
+
+
+def _constexpr_key(v):
+    v = constexpr_value(v)
     if type(v) is float:              # repr keeps -0.0 from 0.0 and makes nan equal to nan
         return ("float", repr(v))
     if type(v) in _EQUAL_TO_INTS:     # True == 1 == 1.0 hash alike: keep them apart

@@ -91,6 +91,8 @@ class CPUKernel(CompiledKernel):
         self._busy = threading.Lock()
         self.num_threads = num_threads or default_threads()
 
+    backend_name = "cpu"
+    facts = None             # the analysis facts it was compiled with (TILEJIT_EXPLAIN)
     grid_bound = None        # (bx, by, bz) the code was compiled under (vectorize.py)
     _general = None          # () -> the variant compiled without a grid bound
 
@@ -234,6 +236,7 @@ class CPUBackend(Backend):
         kernel = CPUKernel(func, engine, addr, asserts, llir, llir_opt, options.num_threads,
                            module.frame_bytes)
         kernel._accesses, kernel.sanitize = module.accesses, bool(options.sanitize)
+        kernel.facts = facts
         if bound is not None:        # launches beyond the bound run the unbounded variant
             kernel.grid_bound = bound
             kernel._general = lambda: self.compile(func, options, bounded=False)
