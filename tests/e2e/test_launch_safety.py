@@ -138,3 +138,24 @@ def test_read_only_descriptor_target_is_refused(backend):
     with pytest.raises(ValueError, match="desc_copy: argument 'yd' is a read-only array"):
         desc_copy[(2,)](TensorDescriptor.from_tensor(x, [8]), TensorDescriptor.from_tensor(y2, [8]), B=8)
     assert not y2.any()
+
+
+@tilejit.jit
+def fill_rows(src, dst, ROWS: tl.constexpr, B: tl.constexpr):
+    o = tl.arange(0, B)
+    p = dst                                     # a pointer carried through the loop
+    for r in range(ROWS):
+        q = tl.where(r % 2 == 0, p, p)          # and through a select
+        tl.store(q + o, tl.load(src + o) + r)
+        p += B
+
+
+def test_written_arguments_are_traced_through_loops_and_selects(backend):
+    src = np.arange(8, dtype=np.float32)
+    src.flags.writeable = False
+    dst = np.zeros(24, np.float32)
+    fill_rows[(1,)](src, dst, ROWS=3, B=8)
+    np.testing.assert_array_equal(dst, np.concatenate([src, src + 1, src + 2]))
+    dst.flags.writeable = False
+    with pytest.raises(ValueError, match="fill_rows: argument 'dst' is a read-only array"):
+        fill_rows[(1,)](src, dst, ROWS=3, B=8)

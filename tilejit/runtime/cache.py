@@ -307,6 +307,10 @@ class FileCache:
         if self._checked:
             return
         self._checked = True
+        try:              # made private now, so nobody can create it between check and use
+            os.makedirs(self.dir, mode=0o700, exist_ok=True)
+        except OSError:
+            pass          # unwritable: put() falls back to memory
         why = unsafe_dir_reason(self.dir)
         if why is not None:
             self._fall_back(f"unsafe: {why}")

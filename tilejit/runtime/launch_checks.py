@@ -14,7 +14,8 @@ per compiled kernel (and cached on it) from its tile IR:
   in-bounds offset fits in int32, so wrapping cannot reach memory an exact offset
   would not; for a launch with a larger array the launcher runs the sanitize-mode
   variant instead, which stops with ``OffsetOverflowError`` naming the expression
-  when an offset wraps (see :func:`huge_arrays`).
+  when an offset wraps (see :func:`huge_arrays`; a kernel that casts pointers
+  counts bytes, :func:`casts_pointers`).
 """
 from __future__ import annotations
 
@@ -143,6 +144,21 @@ def _unproven_offsets(func) -> list:
     return out
 
 
-def huge_arrays(buffers) -> list:
-    """Names of the buffers with more than 2**31-1 elements."""
-    return [b.name for b in buffers if b.itemsize and b.nbytes // b.itemsize > INT32_ELEMENTS]
+def casts_pointers(kernel) -> bool:
+    """Whether ``kernel`` makes a pointer by a cast (to another element type, or from
+    an integer): its offsets may then count smaller units than the arrays' elements
+    (cached on ``kernel``)."""
+    got = getattr(kernel, "_tj_casts_pointers", None)
+    if got is None:
+        func = getattr(kernel, "func", None)
+        got = func is not None and any(
+            isinstance(op, (ops.CastOp, ops.BitcastOp)) and op.result.type.element.is_ptr()
+            for op in func.walk())
+        kernel._tj_casts_pointers = got
+    return got
+
+
+def huge_arrays(buffers, by_bytes: bool = False) -> list:
+    """Names of the buffers with more than 2**31-1 elements (bytes when ``by_bytes``)."""
+    return [b.name for b in buffers if b.itemsize
+            and (b.nbytes if by_bytes else b.nbytes // b.itemsize) > INT32_ELEMENTS]

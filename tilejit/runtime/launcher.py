@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+from collections import OrderedDict
 import inspect
 import os
 
@@ -74,7 +75,7 @@ def _simple_grid(grid):
     return None
 
 
-class _KernelCache(dict):
+class _KernelCache(OrderedDict):
     """The launcher's key -> kernel dict; any change empties the express lane
     (whose entries were derived from it).
 
@@ -82,7 +83,8 @@ class _KernelCache(dict):
     more drops the least recently used, where "used" is a launch through the general
     path (:meth:`touch`) or through the express lane since the last change
     (``in_lane()``: ids of the kernels the lane runs), so dropped kernels free their
-    machine code and IR (``clear()`` frees them all)."""
+    machine code and IR (``clear()`` frees them all).  Reordering uses OrderedDict's
+    ``move_to_end`` (a key is never missing meanwhile, for concurrent launches)."""
 
     def __init__(self, on_change, in_lane=lambda: ()):
         super().__init__()
@@ -96,17 +98,20 @@ class _KernelCache(dict):
         self._on_change()
         super().__setitem__(key, value)
 
-    def touch(self, key, value):
+    def touch(self, key, value=None):
         """``key`` was just used: make it the most recent (no change to the lane)."""
-        dict.__delitem__(self, key)
-        dict.__setitem__(self, key, value)
+        try:
+            self.move_to_end(key)
+        except KeyError:          # dropped by another thread meanwhile
+            pass
 
     def _evict(self, n):
         lane = set(self._in_lane())
-        for k in [k for k, v in dict.items(self) if id(v) in lane]:
-            self.touch(k, dict.__getitem__(self, k))
-        for k in list(dict.keys(self))[:n]:
-            dict.__delitem__(self, k)
+        for k, v in list(self.items()):
+            if id(v) in lane:
+                self.touch(k)
+        for k in list(self.keys())[:n]:
+            OrderedDict.pop(self, k, None)
 
     def __delitem__(self, key):
         self._on_change()
@@ -120,9 +125,9 @@ class _KernelCache(dict):
         self._on_change()
         return super().pop(*a)
 
-    def popitem(self):
+    def popitem(self, *a):
         self._on_change()
-        return super().popitem()
+        return super().popitem(*a)
 
     def setdefault(self, key, default=None):
         self._on_change()
@@ -346,9 +351,10 @@ class Launcher:
         than 2**31-1 elements with int32 offset arithmetic the analysis does not prove
         in range run the sanitize-mode variant (OffsetOverflowError, not a wild access)."""
         _checks.check_writable(kernel, self.name, self.names, vals)
-        if backend == "interpreter" or options.sanitize or not _checks.huge_arrays(buffers):
+        if backend == "interpreter" or options.sanitize or not _checks.huge_arrays(buffers, True):
             return kernel
-        if not _checks.offset_ops(kernel):
+        if (not _checks.huge_arrays(buffers, _checks.casts_pointers(kernel))
+                or not _checks.offset_ops(kernel)):
             return kernel
         options = with_sanitize(options, True)
         token = _OPTION_TOKENS.setdefault(options, len(_OPTION_TOKENS))
