@@ -30,7 +30,7 @@ from tilejit.transforms import align_version as AV
 
 from irkit import launch
 from test_align_version import _aligned, _tracker
-from test_tutorials_ptx import _kernels
+from tests.shared_kernels import bias_gelu, script_kernels as _kernels
 
 needs_ptxas = pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
 
@@ -185,18 +185,6 @@ def test_cuda90_tutorial03_assembles():
 
 
 # ---------------------------------------------------------------- bias + GELU: the grid bound
-@tilejit.jit
-def bias_gelu(x_ptr, bias_ptr, out_ptr, n, C, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-    b = tl.load(bias_ptr + offs % C, mask=mask, other=0.0).to(tl.float32)
-    y = x + b
-    y = 0.5 * y * (1.0 + tl.erf(y * 0.7071067811865476))
-    tl.store(out_ptr + offs, y.to(tl.float16), mask=mask)
-
-
 GELU_SIG = {"x_ptr": "*fp16", "bias_ptr": "*fp16", "out_ptr": "*fp16", "n": "i32", "C": "i32"}
 GELU_DIV16 = ("x_ptr", "bias_ptr", "out_ptr", "n", "C")
 
