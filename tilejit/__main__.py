@@ -6,6 +6,9 @@
     python -m tilejit dump FILE KERNEL -s '*fp32,*fp32,i32' -c BLOCK=1024 --stage llir
     python -m tilejit cache info|clear
     python -m tilejit bench [script.py [args...]]
+    python -m tilejit --version
+
+The same commands are installed as the ``tilejit`` console script.
 """
 from __future__ import annotations
 
@@ -70,8 +73,11 @@ def _cmd_cache(args) -> int:
     if args.action == "info":
         info = c.info()
         where = info["dir"] or "(memory)"
-        print(f"tilejit cache: {where}")
-        print(f"  {info['entries']} entries, {info['bytes']} bytes")
+        print(f"tilejit cache: {where}" + ("  (memory only: " + info.get("reason", "") + ")"
+                                           if info.get("memory_only") else ""))
+        cap = info.get("max_bytes") or 0
+        limit = f"limit {cap} bytes ({cap / 2**20:.0f} MiB; TILEJIT_CACHE_SIZE)" if cap else "no limit"
+        print(f"  {info['entries']} entries, {info['bytes']} bytes, {limit}")
         for ns, v in sorted(info["namespaces"].items()):
             print(f"  {ns}: {v['entries']} entries, {v['bytes']} bytes")
     else:
@@ -109,9 +115,25 @@ def _cmd_bench(args) -> int:
     return main()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m tilejit",
-                                description="tilejit: a compiler for Triton-language kernels.")
+def _versions() -> str:
+    """The versions that decide what tilejit compiles: Python, numpy, llvmlite's LLVM."""
+    import platform
+    try:
+        import llvmlite
+        import llvmlite.binding as llvm
+        llvm_text = f"llvmlite {llvmlite.__version__}, LLVM {'.'.join(map(str, llvm.llvm_version_info))}"
+    except ImportError as e:                       # pragma: no cover - a broken install
+        llvm_text = f"llvmlite missing ({e})"
+    import numpy
+    return f"Python {platform.python_version()}, numpy {numpy.__version__}, {llvm_text}"
+
+
+def build_parser(prog: str = "python -m tilejit") -> argparse.ArgumentParser:
+    from tilejit import __version__
+    p = argparse.ArgumentParser(prog=prog,
+                                description="tilejit: a compiler for Triton-language kernels "
+                                "(`tilejit ...` and `python -m tilejit ...` are the same).")
+    p.add_argument("--version", action="version", version=f"tilejit {__version__} ({_versions()})")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     d = sub.add_parser("demo", help="the guided demo", description="Run tilejit's demo.")
     d.add_argument("--backend", default=None, choices=("interpreter", "cpu", "cuda"),
@@ -167,13 +189,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv=None) -> int:
-    parser = build_parser()
+def main(argv=None, prog: str = "python -m tilejit") -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 1
     return args.func(args)
+
+
+def cli() -> int:
+    """The ``tilejit`` console script."""
+    return main(prog="tilejit")
 
 
 if __name__ == "__main__":

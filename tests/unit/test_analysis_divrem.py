@@ -28,11 +28,12 @@ def test_divisor_multiple_of_v_ranges_are_sound(a, b, v):
     a, b = (a[0], a[0] + a[1]), (b[0], b[0] + b[1])
     q, r = R.idiv_range(a, b, I32, v), R.rem_range(a, b, I32, v)
     for y in range(b[0], b[1] + 1):
-        if y == 0 or y % v:
+        if y % v:
             continue
-        for x in range(a[0], a[1] + 1):
-            assert q[0] <= _tdiv(x, y) <= q[1], (a, b, v, x, y)
-            assert r[0] <= x - y * _tdiv(x, y) <= r[1], (a, b, v, x, y)
+        for x in range(a[0], a[1] + 1):       # x // 0 == 0 and x % 0 == x (docs/differences.md)
+            qq, rr = (_tdiv(x, y), x - y * _tdiv(x, y)) if y else (0, x)
+            assert q[0] <= qq <= q[1], (a, b, v, x, y)
+            assert r[0] <= rr <= r[1], (a, b, v, x, y)
 
 
 def test_divisibility_bounds_the_divisor():
@@ -69,7 +70,7 @@ def test_rem_by_a_specialised_argument_keeps_runs_of_16_for_non_negative_dividen
     F = analyze(f, grid=(8, 1, 1))
     a = F.axis(rem)
     assert (a.contiguity, a.divisibility) == ((16,), (16,)) and F.axis(div).constancy == (16,)
-    for C in (16, 48, -32, 64, 1024):
+    for C in (16, 48, -32, 64, 1024, 0):       # 0 is a multiple of 16: x % 0 == x, x // 0 == 0
         launch(f, (8,), C, 0, observer=ClaimChecker(f, (8, 1, 1), F))
     free = analyze(f)                       # any grid: pid * 64 may wrap, x may be negative
     assert free.axis(rem).contiguity == (1,) and free.axis(div).constancy == (1,)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..ir.types import dtype_from_name
 from ..analysis.explain import print_explanation
+from .entry import user_entry
 
 
 def _by_name(keys, all_names, what):
@@ -63,6 +64,7 @@ def _print(func) -> str:
         return f"<tile IR of {func.name}>"
 
 
+@user_entry
 def compile(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=(),
             target="cpu", num_warps=4, num_stages=None, options=None):
     """Compile ``fn`` (a ``@tilejit.jit`` function or an ``ir.Function``) for ``target``
