@@ -25,8 +25,8 @@ def rem_by_arg(bias_ptr, out_ptr, C, BLOCK: tl.constexpr):
 
 # ANYGRID-LABEL: tt.func @rem_by_arg
 # ANYGRID: %offs = arith.add {{.*}} // range=[-2147483648, 2147483647] contig=[64] div=[64] const=[1]
-# ANYGRID: %col = arith.rem {{.*}} // range=[-2147483647, 2147483647] contig=[1] div=[1] const=[1]
-# C is a nonzero multiple of 16, so |C| >= 16 bounds x // C (division by 0 is undefined)
+# ANYGRID: %col = arith.rem {{.*}} // range=[-2147483648, 2147483647] contig=[1] div=[1] const=[1]
+# C is a multiple of 16: |C| >= 16 or C == 0 (x // 0 == 0), which bounds x // C
 # ANYGRID: %row = arith.idiv {{.*}} // range=[-134217728, 134217728] contig=[1] div=[1] const=[1]
 # BOUND-LABEL: tt.func @rem_by_arg
 # BOUND: %offs = arith.add {{.*}} // range=[0, 67108863] contig=[64] div=[64] const=[1]
