@@ -266,3 +266,20 @@ def test_cpu_backend_runs_the_range_versioned_kernel(start):
     bufs = [Buffer(n, x.ctypes.data, x.nbytes, x.itemsize) for n, x in zip(("a_ptr", "b_ptr", "c_ptr"), (a, b, c))]
     kcpu.launch((1, 1, 1), LaunchArgs([a.ctypes.data, b.ctypes.data, c.ctypes.data, N, K, start], bufs, [a, b, c]))
     np.testing.assert_array_equal(c, c_ref)
+
+
+def test_express_runner_routes_grids_past_the_bound(monkeypatch):
+    """The device runner of the express lane (torch CUDA tensors) checks the bound too."""
+    import sys
+    import types
+    monkeypatch.setitem(sys.modules, "torch", sys.modules.get("torch") or types.ModuleType("torch"))
+    k, general = _gelu(), _gelu()
+    general.grid_bound = None
+    seen = []
+    k._device_runner = lambda first, torch: (lambda *a: seen.append(("bounded", a[2:])))
+    general._device_runner = lambda first, torch: (lambda *a: seen.append(("general", a[2:])))
+    k._general = lambda: general
+    run = k.device_runner(0)
+    run(None, None, 8, 1, 1)
+    run(None, None, CB.GRID_BOUND[0] + 1, 1, 1)
+    assert seen == [("bounded", (8, 1, 1)), ("general", (CB.GRID_BOUND[0] + 1, 1, 1))]
