@@ -8,6 +8,7 @@ wgmma.  Results equal numpy and every analysis claim holds under the interpreter
 versions.  No GPU needed."""
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -159,7 +160,9 @@ def test_start_offset_results_and_claims(start, fast):
 
 
 # ---------------------------------------------------------------- cuda:90
+@functools.lru_cache(maxsize=None)
 def _t03_cuda(arch=90):
+    """Tutorial 03 for cuda:{arch} at the bench's config (compiled once; callers only read it)."""
     fn = _kernels("matmul_tutorial03.py")["matmul_kernel"]
     cx = dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION="")
     return tilejit.compile(fn, T03_SIG, cx, T03_DIV16, T03_EQ1, target=f"cuda:{arch}", num_warps=8, num_stages=3)
