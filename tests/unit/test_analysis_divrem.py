@@ -88,3 +88,23 @@ def test_rem_of_an_unknown_sign_dividend_claims_no_runs(s):
     got = np.fmod(x, 48)
     runs_hold = all((np.diff(got[i:i + 16]) == 1).all() for i in range(0, 64, 16))
     assert runs_hold == (s >= 0 and s % 16 == 0)
+
+
+def test_the_rules_golden_kernel_under_the_claim_checker():
+    """tests/golden/analysis/triton_rules.py (one line per rule), run with its grid and
+    specialisation; every fact its golden file prints is checked against the values."""
+    import importlib.util
+    import os
+    from tilejit.runtime.compiler import build
+    path = os.path.join(os.path.dirname(__file__), "..", "golden", "analysis", "triton_rules.py")
+    spec = importlib.util.spec_from_file_location("triton_rules_golden", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sig = {"x_ptr": "*i32", "out_ptr": "*i32", "n": "i32", "m": "i32"}
+    func, _ = build(mod.rules, sig, {"BLOCK": 64}, ("x_ptr", "out_ptr", "n"))
+    x = np.arange(300, dtype=np.int32) * 7 - 1000
+    for n, m in ((16, 5), (48, -7), (-32, 0), (0, 1), (4096, 2**31 - 1)):
+        out = np.zeros(256, np.int32)
+        checker = ClaimChecker(func, (4, 1, 1))
+        launch(func, (4,), x, out, n, m, observer=checker)
+        assert checker.checked > 50
