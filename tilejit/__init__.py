@@ -31,6 +31,12 @@ def __getattr__(name):
             "heuristics": ("tilejit.runtime.autotuner", "heuristics"),
             "Config": ("tilejit.runtime.autotuner", "Config"),
             "compile": ("tilejit.runtime.compiler", "compile"),
+            "TritonError": ("tilejit.errors", "TritonError"),
+            "OutOfResources": ("tilejit.compat.driver", "OutOfResources"),
+            "InterpreterError": ("tilejit.interpreter.errors", "InterpreterError"),
+            "must_use_result": ("tilejit.runtime.jit", "must_use_result"),
+            "TensorWrapper": ("tilejit.runtime.arrays", "TensorWrapper"),
+            "reinterpret": ("tilejit.runtime.arrays", "reinterpret"),
             "testing": ("tilejit.testing", None)}
     if name in lazy:
         module, attr = lazy[name]

@@ -46,8 +46,8 @@ def mul_range(a, b):
 
 
 def _nonzero_parts(b, v=1):
-    """The parts of divisor range ``b`` without 0 (the callers add ``x // 0 == 0`` and
-    ``x % 0 == x``); a divisor known to be a multiple of ``v`` has ``|b| >= v`` there."""
+    """The parts of divisor range ``b`` without 0 (``x // 0`` is handled apart); a divisor
+    known to be a multiple of ``v`` has ``|b| >= v`` there."""
     parts = []
     if b[0] <= -v:
         parts.append((b[0], min(b[1], -v)))
@@ -64,26 +64,27 @@ def min_nonzero_abs(b, v=1):
 
 
 def idiv_range(a, b, ty, v=1):
-    """``a // b`` truncating; ``x // 0`` is 0 (docs/differences.md); ``b`` a multiple of ``v``."""
+    """``a // b`` truncating; ``x // 0`` is 0 (docs/differences.md)."""
     parts = _nonzero_parts(b, v)
     q = [_tdiv(x, y) for lo, hi in parts for x in a for y in (lo, hi)]
     if b[0] <= 0 <= b[1]:
         q.append(0)
-    return (min(q), max(q)) if q else type_range(ty)     # (no multiple of v in b: no value)
+    return (min(q), max(q)) if q else type_range(ty)
 
 
 def rem_range(a, b, ty, v=1):
-    """``a % b`` with the dividend's sign; ``x % 0`` is ``x`` (docs/differences.md); ``b`` a
-    multiple of ``v``."""
-    if not _nonzero_parts(b, v):
-        return a
+    """``a % b`` with the dividend's sign; ``x % 0`` is ``x`` (docs/differences.md)."""
+    zero = b[0] <= 0 <= b[1]
+    parts = _nonzero_parts(b, v)
+    if not parts:
+        return a if zero else type_range(ty)
     maxb = max(abs(b[0]), abs(b[1]))
     minb = min_nonzero_abs(b, v)
     if max(abs(a[0]), abs(a[1])) < minb:     # |a| < |b|: a % b == a
         return a
     lo = 0 if a[0] >= 0 else max(a[0], -(maxb - 1))
     hi = 0 if a[1] <= 0 else min(a[1], maxb - 1)
-    if b[0] <= 0 <= b[1]:                    # a divisor of 0 leaves the dividend
+    if zero:                                 # a divisor of 0 leaves the dividend
         lo, hi = min(lo, a[0]), max(hi, a[1])
     return lo, hi
 

@@ -54,7 +54,8 @@ TRITON_MODULES = {
     "triton.runtime.errors": ("tilejit.compat.triton_api.errors", "tilejit.compat.driver"),
     "triton.compiler": ("tilejit.compat.driver", "tilejit.runtime.compiler",
                         "tilejit.compat.triton_api.compiler"),
-    "triton.compiler.errors": ("tilejit.compat.driver",),
+    "triton.compiler.errors": ("tilejit.compat.driver", "tilejit.frontend.errors"),
+    "triton.errors": ("tilejit.errors",),
     "triton.tools": ("tilejit.tools",),
     # Triton's host-side API as TorchInductor uses it (tilejit/compat/triton_api/)
     "triton.backends": ("tilejit.compat.triton_api.backends",),

@@ -80,6 +80,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         self.builder = builder
         self.scope = dict(scope)
         self.globals = jitfn.__globals__
+        self.cells = getattr(jitfn, "closure_cells", None) or {}
         self.file = jitfn.file
         self.first_line = jitfn.first_line
         self.name = jitfn.__name__
@@ -144,21 +145,34 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     # ------------------------------------------------------------------ names
     def lookup(self, name):
+        """Python's scoping: a local, then a variable of an enclosing function, then a
+        global, then a builtin."""
         if name in self.scope:
             return self.scope[name]
+        if name in self.cells:
+            try:
+                value = self.cells[name].cell_contents
+            except ValueError:
+                raise NameError(f"free variable '{name}' referenced before assignment in "
+                                "the enclosing function") from None
+            return self._outer_value(name, value, "variable of the enclosing function")
         if name in self.globals:
-            value = self.globals[name]
-            if isinstance(value, constexpr):
-                return value.value
-            if not _allowed_global(value):
-                raise TypeError(
-                    f"cannot use global variable '{name}' of type {type(value).__name__} in a kernel: "
-                    "globals must be compile-time constants (int, float, bool, dtype, tl.constexpr), "
-                    "modules or functions")
-            return value
+            return self._outer_value(name, self.globals[name], "global variable")
         if name in PY_BUILTINS:
             return PY_BUILTINS[name]
         raise NameError(f"name '{name}' is not defined")
+
+    @staticmethod
+    def _outer_value(name, value, what):
+        """A global's or closure variable's value as the kernel sees it (folded in)."""
+        if isinstance(value, constexpr):
+            return value.value
+        if not _allowed_global(value):
+            raise TypeError(
+                f"cannot use {what} '{name}' of type {type(value).__name__} in a kernel: "
+                "it must be a compile-time constant (int, float, bool, dtype, tl.constexpr), "
+                "a module or a function")
+        return value
 
     def visit_Name(self, node):
         if not isinstance(node.ctx, ast.Load):
@@ -217,7 +231,17 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         self.assign(node.target, self.binop(node.op, current, value))
 
     def visit_Expr(self, node):
-        self.visit(node.value)
+        call = node.value
+        if not isinstance(call, ast.Call):
+            self.visit(call)
+            return
+        fn = self.visit(call.func)
+        must = getattr(fn, "_must_use_result", False)
+        if must:
+            extra = f" {must}" if isinstance(must, str) else ""
+            raise ValueError(f"the result of {getattr(fn, '__name__', 'this function')} must "
+                             f"be used (it is marked with triton.must_use_result).{extra}")
+        self.call_node(call, fn)
 
     def visit_Pass(self, node):
         return None
@@ -361,7 +385,10 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     # ------------------------------------------------------------------ calls
     def visit_Call(self, node):
-        fn = self.visit(node.func)
+        return self.call_node(node, self.visit(node.func))
+
+    def call_node(self, node, fn):
+        """The call ``node`` of the already evaluated callee ``fn``."""
         args = self._elements(node.args)
         kwargs = {}
         for kw in node.keywords:

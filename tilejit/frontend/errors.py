@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import linecache
 
+from ..errors import TritonError
 from ..runtime.entry import UserError
 
 
-class CompilationError(UserError):
+class CompilationError(UserError, TritonError):
     """A mistake in a kernel, located in its source."""
 
     def __init__(self, message: str = "", *, kernel: str = "", file: str = "", line: int = 0,
@@ -79,7 +80,7 @@ class CompileTimeAssertionFailure(CompilationError, AssertionError):
     """A ``tl.static_assert`` that failed."""
 
 
-class UnsupportedLanguageConstruct(Exception):
+class UnsupportedLanguageConstruct(TritonError):
     """A Python construct tilejit kernels do not support (raised by the frontend)."""
 
 

@@ -5,6 +5,8 @@ program id (a 3-tuple) it failed in.
 """
 from __future__ import annotations
 
+from ..errors import TritonError
+
 
 def _source_line(loc) -> str:
     if loc is None or not getattr(loc, "line", 0):
@@ -13,7 +15,7 @@ def _source_line(loc) -> str:
     return linecache.getline(loc.file, loc.line).strip()
 
 
-class InterpreterError(RuntimeError):
+class InterpreterError(TritonError, RuntimeError):
     """An op failed while the interpreter ran a kernel."""
 
     def __init__(self, message: str, *, kernel: str = "", loc=None, program_id=None):

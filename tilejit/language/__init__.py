@@ -24,6 +24,7 @@ from .atomic import (atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, 
 from . import extra
 from .helpers import swizzle2d
 from . import semantic
+from .core import str_to_ty
 from .random import (randint, randint4x, rand, rand4x, randn, randn4x, philox, philox_impl,
                      pair_uniform_to_normal, uint_to_uniform_float)
 

@@ -147,6 +147,22 @@ def pointer_type(element_ty, address_space: int = 1):
     return PointerType(_unwrap(element_ty), address_space)
 
 
+def str_to_ty(name, c=None):
+    """The type a Triton signature string names (Triton's ``tl.str_to_ty``): ``'fp32'``,
+    ``'i32'``, ``'u1'`` (bool), ``'*fp16'`` (pointer), ``'*kfp16'`` (pointer to const
+    data: tilejit's pointers carry no const qualifier)."""
+    if name.startswith("*"):
+        rest = name[1:]
+        if rest.startswith("k"):
+            rest = rest[1:]
+        return pointer_type(str_to_ty(rest, c))
+    if name == "constexpr":
+        raise TypeError("tl.str_to_ty('constexpr'): tilejit has no constexpr type object; "
+                        "pass the value itself")
+    from ..ir.types import dtype_from_name
+    return dtype_from_name({"u1": "i1", "B": "i1"}.get(name, name))
+
+
 # ---------------------------------------------------------------------------
 # tensor
 # ---------------------------------------------------------------------------

@@ -121,10 +121,80 @@ def is_torch(obj) -> bool:
     return is_torch_type(type(obj))
 
 
+class TensorWrapper:
+    """A tensor ``base`` whose memory a kernel reads as elements of ``dtype`` (a
+    ``tl`` dtype of the same size): Triton's ``triton.TensorWrapper``, made by
+    :func:`reinterpret` (e.g. an int8 torch tensor passed as ``tl.float8e4nv``)."""
+
+    def __init__(self, base, dtype):
+        self.dtype = dtype
+        self.base = base
+        self.data = getattr(base, "data", None)
+        self.device = getattr(base, "device", "cpu")
+        self.shape = base.shape
+
+    def data_ptr(self):
+        return self.base.data_ptr()
+
+    def stride(self, *args):
+        return self.base.stride(*args)
+
+    def element_size(self):
+        return self.base.element_size()
+
+    def __str__(self) -> str:
+        return f"TensorWrapper[{self.dtype}]({self.base})"
+
+    def cpu(self):
+        return TensorWrapper(self.base.cpu(), self.dtype)
+
+    def copy_(self, other):
+        self.base.copy_(other.base)
+
+    def clone(self):
+        return TensorWrapper(self.base.clone(), self.dtype)
+
+    def to(self, device):
+        return TensorWrapper(self.base.to(device), self.dtype)
+
+    def new_empty(self, sizes):
+        return TensorWrapper(self.base.new_empty(sizes), self.dtype)
+
+
+def reinterpret(tensor, dtype):
+    """View ``tensor``'s memory as ``dtype`` in kernels (Triton's ``triton.reinterpret``):
+    a :class:`TensorWrapper`; reinterpreting a wrapper as its base's own dtype returns
+    the base."""
+    if isinstance(tensor, TensorWrapper):
+        if dtype == tensor.base.dtype:
+            return tensor.base
+        return TensorWrapper(tensor.base, dtype)
+    if hasattr(tensor, "data_ptr") or hasattr(tensor, "__array_interface__"):
+        return TensorWrapper(tensor, dtype)
+    raise TypeError(f"cannot reinterpret a {type(tensor).__module__}."
+                    f"{type(tensor).__qualname__} (expected a tensor or an array)")
+
+
+def describe_wrapper(w: TensorWrapper) -> ArrayInfo:
+    """The base's memory, its elements typed as the wrapper's dtype."""
+    info = describe(w.base)
+    if info is None:
+        raise TypeError(f"TensorWrapper of an unsupported {type(w.base).__qualname__}")
+    dt = w.dtype
+    if not isinstance(dt, DType):
+        raise TypeError(f"TensorWrapper dtype {dt!r} is not a tl dtype")
+    if dt.itemsize != info.itemsize:
+        raise TypeError(f"cannot reinterpret {info.itemsize}-byte elements as {dt.name} "
+                        f"({dt.itemsize} bytes)")
+    return ArrayInfo(dt, info.address, info.lo, info.nbytes, info.itemsize, info.device)
+
+
 def describe(obj) -> ArrayInfo | None:
     """An :class:`ArrayInfo` for an array-like argument, else None."""
     if isinstance(obj, np.ndarray):
         return describe_numpy(obj)
+    if isinstance(obj, TensorWrapper):
+        return describe_wrapper(obj)
     if is_torch(obj) and hasattr(obj, "data_ptr"):
         return describe_torch(obj)
     iface = getattr(obj, "__cuda_array_interface__", None)

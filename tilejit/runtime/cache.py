@@ -399,6 +399,13 @@ def _jit_callees(jitfn):
         stack.extend(k for k in c.co_consts if hasattr(k, "co_names"))
     g = getattr(jitfn, "__globals__", {}) or {}
     out = []
+    for cell in (getattr(jitfn, "closure_cells", None) or {}).values():
+        try:
+            v = cell.cell_contents
+        except ValueError:          # not assigned yet
+            continue
+        if isinstance(v, JITFunction):
+            out.append(v)
     for n in sorted(names):
         v = g.get(n)
         if isinstance(v, JITFunction):

@@ -8,8 +8,8 @@ each stage's name ('ttir', the canonicalised 'ttir_opt' where passes exist,
 from __future__ import annotations
 
 from ..ir.types import dtype_from_name
-from ..analysis.explain import print_explanation
 from .entry import user_entry
+from ..analysis.explain import print_explanation
 
 
 def _by_name(keys, all_names, what):

@@ -4,10 +4,12 @@ A kernel may read plain globals (``BLOCK = 128`` at module level, a ``tl.constex
 global, a dtype): the frontend folds their values into the compiled code.  The
 guard lists, for the kernel and every ``@jit`` function it reaches, the bare names
 its source loads that are not parameters, locals or builtins and that hold (or do
-not yet hold) such a value -- modules, functions, classes and ``@jit`` functions are
-left out (callees are covered by the source hash).  :func:`values_key` puts their
-values in the disk-cache key; :class:`GlobalsGuard` lets the launcher notice a
-change between launches (Triton raises there; tilejit compiles again).
+not yet hold) such a value, or a ``@jit`` function (a helper redefined after the kernel
+compiled -- a notebook cell run again -- is a new object: the kernel compiles again);
+modules, plain functions and classes are left out.  Names read from an enclosing
+function (closure cells) are guarded the same way.  :func:`values_key` puts the values
+in the disk-cache key; :class:`GlobalsGuard` lets the launcher notice a change between
+launches (Triton raises there; tilejit compiles again).
 """
 from __future__ import annotations
 
@@ -33,11 +35,13 @@ def _loaded_names(src: str) -> set:
 
 
 def _is_value(v) -> bool:
-    """A value the frontend folds into the code (or a name not bound yet)."""
+    """A value the frontend folds into the code, a ``@jit`` callee (inlined), or a
+    name not bound yet."""
     from ..ir.types import DType, PointerType
     from ..language.core import constexpr
+    from .jit import JITFunction
     return v is _MISSING or isinstance(v, (type(None), bool, int, float, complex, str, bytes, tuple,
-                                           DType, PointerType, constexpr))
+                                           DType, PointerType, constexpr, JITFunction))
 
 
 def _reachable(jitfn) -> list:
@@ -53,17 +57,37 @@ def _reachable(jitfn) -> list:
     return order
 
 
+class _Cells:
+    """The closure variables of a kernel, read like a globals dict (``get``, ``in``)."""
+
+    def __init__(self, cells: dict):
+        self.cells = cells
+
+    def __contains__(self, name) -> bool:
+        return self.get(name, _MISSING) is not _MISSING
+
+    def get(self, name, default=None):
+        try:
+            return self.cells[name].cell_contents
+        except (KeyError, ValueError):
+            return default
+
+
 def value_globals(jitfn) -> list:
-    """``[(globals dict, name)]`` of the value globals the kernel and its callees read."""
+    """``[(namespace, name)]`` of the values the kernel and its callees read from
+    enclosing functions (closure cells) and module globals."""
     out = []
     for f in _reachable(jitfn):
         g = getattr(f, "__globals__", None)
         src = getattr(f, "src", None)
         if g is None or src is None:
             continue
+        cells = getattr(f, "closure_cells", None) or {}
+        view = _Cells(cells)
         for name in sorted(_loaded_names(src)):
-            if _is_value(g.get(name, _MISSING)):
-                out.append((g, name))
+            ns = view if name in cells else g
+            if _is_value(ns.get(name, _MISSING)):
+                out.append((ns, name))
     return out
 
 
@@ -80,6 +104,7 @@ class GlobalsGuard:
     """The value globals of one kernel and the values its kernels were compiled with."""
 
     def __init__(self, jitfn):
+        self.jitfn = jitfn
         self.entries = value_globals(jitfn)
         self.values = self.current()
 
@@ -91,6 +116,9 @@ class GlobalsGuard:
         return any(not _same(g.get(name, _MISSING), v) for (g, name), v in zip(self.entries, self.values))
 
     def refresh(self) -> None:
+        """Snapshot again; the names are found again too (a redefined helper may read
+        other globals than the one it replaces)."""
+        self.entries = value_globals(self.jitfn)
         self.values = self.current()
 
 

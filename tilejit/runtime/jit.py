@@ -13,6 +13,21 @@ import textwrap
 from dataclasses import dataclass
 
 from .entry import USER_ERRORS, user_entry, user_error
+from .arrays import TensorWrapper, reinterpret  # noqa: F401  (Triton's triton.runtime.jit names)
+
+# Triton's spellings of a type -> its signature names (``tl.str_to_ty`` reads these)
+type_canonicalisation_dict = {
+    "bool": "u1", "int1": "u1", "uint1": "u1", "i1": "u1",
+    "float8e4nv": "fp8e4nv", "float8e5": "fp8e5", "float8e4b15": "fp8e4b15",
+    "float8_e4m3fn": "fp8e4nv", "float8e4b8": "fp8e4b8", "float8_e4m3fnuz": "fp8e4b8",
+    "float8_e5m2": "fp8e5", "float8e5b16": "fp8e5b16", "float8_e5m2fnuz": "fp8e5b16",
+    "half": "fp16", "float16": "fp16", "bfloat16": "bf16", "float": "fp32", "float32": "fp32",
+    "double": "fp64", "float64": "fp64",
+    "int8": "i8", "int16": "i16", "int": "i32", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "void": "void",
+}
+for _v in list(type_canonicalisation_dict.values()):
+    type_canonicalisation_dict[_v] = _v
 
 
 @dataclass(frozen=True)
@@ -127,6 +142,23 @@ class JITFunction(KernelInterface):
         return launch(self, args, kwargs, grid, warmup=True)
 
     @property
+    def closure_cells(self) -> dict:
+        """name -> cell of each variable ``fn`` reads from an enclosing function (Python
+        resolves a name in a kernel as a local, then one of these, then a global)."""
+        code = getattr(self.fn, "__code__", None)
+        cells = getattr(self.fn, "__closure__", None) or ()
+        return dict(zip(code.co_freevars, cells)) if code is not None else {}
+
+    def _unsafe_update_src(self, new_src: str) -> None:
+        """Replace the kernel's source text (Triton's ``JITFunction._unsafe_update_src``,
+        used to patch a template kernel): later launches compile ``new_src``; the
+        specializations compiled from the old text are dropped.  The parameters must
+        stay those of ``fn``."""
+        self.src = textwrap.dedent(new_src)
+        self._launcher = None
+        self._last_launch = None
+
+    @property
     def cache(self) -> dict:
         """Compiled kernels of this function, by launch key (in memory)."""
         launcher = self.__dict__.get("_launcher")
@@ -141,6 +173,14 @@ class JITFunction(KernelInterface):
 # do_not_specialize_on_alignment (tilejit specializes on alignment only for speed; the
 # compiled code is correct either way).
 _ACCEPTED_JIT_KWARGS = ("version", "repr", "launch_metadata", "do_not_specialize_on_alignment")
+def must_use_result(x, s=True):
+    """Decorator for a ``@jit`` helper whose result a kernel must use: a call to it as a
+    statement is a compile error (Triton's ``triton.must_use_result``).
+    ``@must_use_result("why")`` adds ``why`` to the error message."""
+    if isinstance(x, str):
+        return lambda fn: must_use_result(fn, x)
+    x._must_use_result = s
+    return x
 
 
 def jit(fn=None, *, do_not_specialize=(), debug=None, noinline=False, **kwargs):

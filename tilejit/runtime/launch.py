@@ -86,7 +86,8 @@ def binder_for(tp):
             b = _bind_float
         elif issubclass(tp, np.ndarray):
             b = _bind_numpy
-        elif (arrays.is_torch_type(tp) or hasattr(tp, "__array_interface__")
+        elif (arrays.is_torch_type(tp) or issubclass(tp, arrays.TensorWrapper)
+              or hasattr(tp, "__array_interface__")
               or hasattr(tp, "__cuda_array_interface__")):
             b = _bind_generic
         else:

@@ -13,7 +13,8 @@ from ..backends import Buffer, LaunchArgs, get_backend
 from .launch import LAUNCH_OPTIONS, binder_for, choose_backend, normalize_grid
 from . import recompile as _recompile
 from .options import get_options
-from .validate import check_devices, check_grid, needs_grid_check, with_sanitize
+from .validate import (check_devices, check_grid, check_launch_options, needs_grid_check,
+                       with_sanitize)
 from .fastpath import make_fast_binder, torch_is_imported
 from . import express as _express
 from . import launch_checks as _checks
@@ -283,6 +284,8 @@ class Launcher:
                 sanitize = kwargs.pop("sanitize")
             lopts = tuple((k, kwargs.pop(k)) for k in LAUNCH_OPTIONS
                           if k in kwargs and k not in self.index)   # a kernel parameter wins
+            if lopts:
+                check_launch_options(lopts, self.name)
             for k in ("stream", "device", "warmup"):   # accepted for Triton scripts, no effect here
                 if k not in self.index:
                     kwargs.pop(k, None)

@@ -51,8 +51,8 @@ class Options:
     vectorize: bool = True           # TILEJIT_VECTORIZE=0 disables analysis-driven vector access
     native_call: bool = True         # TILEJIT_NATIVE_CALL=0: launches pack with struct + ctypes
     ptx_check: str = ""              # TILEJIT_PTX_CHECK=80,90: also compile host kernels for CUDA
-    explain: bool = False            # TILEJIT_EXPLAIN=1: print each compiled kernel's paths (stderr)
     traceback: bool = False          # TILEJIT_TRACEBACK=1: compile errors keep tilejit's own frames
+    explain: bool = False            # TILEJIT_EXPLAIN=1: print each compiled kernel's paths (stderr)
 
     @classmethod
     def from_env(cls, env=None) -> "Options":
@@ -71,8 +71,8 @@ class Options:
             vectorize=env.get("TILEJIT_VECTORIZE", "1").strip() != "0",
             native_call=env.get("TILEJIT_NATIVE_CALL", "1").strip() != "0",
             ptx_check=env.get("TILEJIT_PTX_CHECK", "").strip(),
-            explain=_flag(env, "TILEJIT_EXPLAIN"),
             traceback=_flag(env, "TILEJIT_TRACEBACK"),
+            explain=_flag(env, "TILEJIT_EXPLAIN"),
         )
 
     def with_(self, **changes) -> "Options":

@@ -66,3 +66,21 @@ def check_devices(names, is_constexpr, vals, keys, name: str) -> None:
         desc = ", ".join(f"'{arg}' on {dev}" for dev, arg in where.items())
         raise ValueError(f"{name}: arrays on different devices ({desc}); "
                          "move them to one device before the launch")
+
+
+class LaunchOptionError(ValueError, AssertionError):
+    """A launch option Triton rejects (``num_warps=3``); an ``AssertionError`` too, as
+    Triton raises one."""
+
+
+def check_launch_options(lopts, name: str) -> None:
+    """Raise :class:`LaunchOptionError` for a ``num_warps`` that is not a power of 2
+    (1..32) or a negative ``num_stages`` / ``num_ctas`` < 1."""
+    for k, v in lopts:
+        if k == "num_warps" and not (isinstance(v, int) and 0 < v <= 32 and v & (v - 1) == 0):
+            raise LaunchOptionError(f"{name}: num_warps={v!r} must be a power of 2 "
+                                    "(1, 2, 4, 8, 16 or 32)")
+        if k == "num_stages" and not (isinstance(v, int) and v >= 0):
+            raise LaunchOptionError(f"{name}: num_stages={v!r} must be an integer >= 0")
+        if k == "num_ctas" and not (isinstance(v, int) and v >= 1):
+            raise LaunchOptionError(f"{name}: num_ctas={v!r} must be an integer >= 1")

@@ -25,8 +25,9 @@ def rem_by_arg(bias_ptr, out_ptr, C, BLOCK: tl.constexpr):
 
 # ANYGRID-LABEL: tt.func @rem_by_arg
 # ANYGRID: %offs = arith.add {{.*}} // range=[-2147483648, 2147483647] contig=[64] div=[64] const=[1]
+# C may be 0 (x % 0 == x): x's range, INT_MIN included
 # ANYGRID: %col = arith.rem {{.*}} // range=[-2147483648, 2147483647] contig=[1] div=[1] const=[1]
-# C is a multiple of 16: |C| >= 16 or C == 0 (x // 0 == 0), which bounds x // C
+# C is 0 (x // 0 == 0) or a multiple of 16 with |C| >= 16, which bounds x // C
 # ANYGRID: %row = arith.idiv {{.*}} // range=[-134217728, 134217728] contig=[1] div=[1] const=[1]
 # BOUND-LABEL: tt.func @rem_by_arg
 # BOUND: %offs = arith.add {{.*}} // range=[0, 67108863] contig=[64] div=[64] const=[1]

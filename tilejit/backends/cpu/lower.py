@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...errors import TritonError
 from ...ir import ops
 from ...ir.core import RuleTable
 from ...ir.types import int32
@@ -22,7 +23,7 @@ from .tiles import (BufTile, COST_ARITH, COST_MATH, LazyTile, MATERIALIZE_COST, 
 RULES = RuleTable("cpu lowering")
 
 
-class LoweringError(Exception):
+class LoweringError(TritonError):
     """An op could not be lowered (names the op and its source location)."""
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ...errors import TritonError
 from ...ir.core import RuleTable
 from ...ir.types import TileType
 from . import types as T
@@ -33,7 +34,7 @@ class Tile:
         return self.regs[0]
 
 
-class CudaLoweringError(Exception):
+class CudaLoweringError(TritonError):
     pass
 
 

@@ -3,19 +3,8 @@ same constructor arguments and messages, so code catching them works unchanged).
 from __future__ import annotations
 
 
-class TritonError(Exception):
-    """Base class of Triton's runtime errors."""
-
-
-class InterpreterError(TritonError):
-    """An error raised while interpreting a kernel."""
-
-    def __init__(self, error_message: str | None = None):
-        super().__init__(error_message)
-        self.error_message = error_message
-
-    def __str__(self) -> str:
-        return self.error_message or ""
+from ...errors import TritonError  # noqa: F401  (one base for every tilejit error)
+from ...interpreter.errors import InterpreterError  # noqa: F401
 
 
 class OutOfResources(TritonError):

@@ -1,0 +1,227 @@
+#!/usr/bin/env python
+"""Run Triton 3.6's own language tests through tilejit's ``triton`` alias.
+
+    python scripts/conformance.py --backend cpu --sample 10          # 1 in 10, cpu
+    python scripts/conformance.py --backend cuda --jobs 8            # the whole set, GPU
+    python scripts/conformance.py --backend triton --device cuda     # the real Triton
+    python scripts/conformance.py --sample 40 --check tests/conformance/expected.json
+
+Each job is a pytest process with the plugin ``tests/conformance/plugin.py``; a test
+that hangs past ``--timeout`` or kills its process is recorded (``timeout``/``crash``)
+and the process restarted after it.  The result (counts, pass rate over the applicable
+tests, per-test outcomes, failure causes) is written as JSON (``--out``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tests.conformance import harness  # noqa: E402
+
+FAILING = ("fail", "wrong_result", "error", "timeout", "crash", "collect_error")
+
+
+def _parse(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", default="cpu", choices=("cpu", "interpreter", "cuda", "triton"))
+    ap.add_argument("--device", default=None, help="the tests' device (default: cuda for the "
+                    "cuda backend, else cpu)")
+    ap.add_argument("--sample", type=int, default=1, help="every k-th parametrisation")
+    ap.add_argument("--stride", type=int, default=1, help="then every n-th test of that")
+    ap.add_argument("--jobs", type=int, default=1, help="pytest processes in parallel")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per test")
+    ap.add_argument("--files", nargs="*", default=None, help="upstream test files (names)")
+    ap.add_argument("-k", dest="keyword", default=None, help="pytest -k expression")
+    ap.add_argument("--out", default=None, help="result JSON (default bench/results/...)")
+    ap.add_argument("--check", default=None, help="expected.json: exit 1 on a regression")
+    ap.add_argument("--write-expected", default=None, help="write the run's failures as "
+                    "the expected.json for this selection")
+    ap.add_argument("--quiet", action="store_true")
+    return ap.parse_args(argv)
+
+
+def _files(args):
+    lang = harness.upstream_dir() / harness.TEST_SUBDIR
+    if args.files:
+        return [str(lang / f) for f in args.files]
+    return sorted(str(p) for p in lang.glob("test_*.py"))
+
+
+def _pytest_cmd(args, shard, log, done):
+    cmd = [sys.executable, "-m", "pytest", "-p", "tests.conformance.plugin", "-p",
+           "no:cacheprovider", "-q", "--no-header", "--continue-on-collection-errors", "-rN", "--tb=no", "-W", "ignore",
+           "--rootdir", str(ROOT), "-c", os.devnull,
+           "--device", args.device, "--conformance-backend", args.backend,
+           "--conformance-sample", str(args.sample), "--conformance-stride", str(args.stride),
+           "--conformance-shard", f"{shard}/{args.jobs}",
+           "--conformance-log", str(log), "--conformance-skip-ids", str(done),
+           "--conformance-timeout", str(args.timeout)]
+    if args.keyword:
+        cmd += ["-k", args.keyword]
+    return cmd + _files(args)
+
+
+def _read_log(log: Path) -> tuple[dict, str | None]:
+    """Final outcome per id, and the id that started without an outcome (hang/crash)."""
+    final, started = {}, None
+    if not log.exists():
+        return final, None
+    for line in log.read_text().splitlines():
+        rec = json.loads(line)
+        if rec["outcome"] == "start":
+            started = rec["id"]
+        else:
+            if rec["id"] not in final or final[rec["id"]]["outcome"] in ("pass", "skip"):
+                final[rec["id"]] = rec        # a teardown error overrides a pass
+            if rec["id"] == started:
+                started = None
+    return final, started
+
+
+def _run_shard(args, shard, tmp: Path, env):
+    log, done = tmp / f"shard{shard}.jsonl", tmp / f"shard{shard}.done"
+    while True:
+        final, _ = _read_log(log)
+        done.write_text("\n".join(final))
+        proc = subprocess.Popen(_pytest_cmd(args, shard, log, done), cwd=ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out, _ = proc.communicate()
+        final, hung = _read_log(log)
+        if hung is None:
+            if proc.returncode not in (0, 1, 5) and not args.quiet:
+                print(out[-3000:], file=sys.stderr)
+            return
+        kind = "timeout" if "Timeout (0:" in out else "crash"
+        tail = " | ".join(out.strip().splitlines()[-3:])[:400]
+        with open(log, "a") as f:
+            f.write(json.dumps({"id": hung, "outcome": kind, "exc_type": kind,
+                                "message": f"process exited ({proc.returncode}): {tail}",
+                                "where": ""}) + "\n")
+
+
+def run(args) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env.setdefault("TILEJIT_NUM_THREADS", "1")
+    start = time.time()
+    with tempfile.TemporaryDirectory(prefix="tj-conformance-") as tmp:
+        import threading
+        threads = [threading.Thread(target=_run_shard, args=(args, i, Path(tmp), env))
+                   for i in range(args.jobs)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        outcomes = {}
+        for i in range(args.jobs):
+            outcomes.update(_read_log(Path(tmp) / f"shard{i}.jsonl")[0])
+    return summarize(args, outcomes, time.time() - start)
+
+
+def _cause(rec) -> str:
+    """A failure's cause: its exception type and message with the specifics removed."""
+    msg = rec.get("message", "")
+    msg = re.sub(r"/\S+?\.py:\d+:\d+: ", "", msg)
+    msg = re.sub(r"error in kernel '\w+' \| ", "", msg)
+    msg = re.sub(r"'[^']*'|`[^`]*`", lambda m: m.group(0) if len(m.group(0)) < 40 else "'..'",
+                 msg)
+    msg = re.sub(r"\b\d+\b", "N", msg)
+    return f"{rec.get('outcome')}: {rec.get('exc_type', '')}: {msg[:160]}"
+
+
+def summarize(args, outcomes: dict, seconds: float) -> dict:
+    counts = Counter(r["outcome"] for r in outcomes.values())
+    applicable = sum(counts[k] for k in ("pass",) + FAILING)
+    causes = Counter(_cause(r) for r in outcomes.values() if r["outcome"] in FAILING)
+    return {
+        "command": "python scripts/conformance.py " + " ".join(sys.argv[1:]),
+        "backend": args.backend, "device": args.device, "sample": args.sample,
+        "stride": args.stride,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "commit": _git_commit(), "seconds": round(seconds, 1),
+        "counts": dict(sorted(counts.items())), "applicable": applicable,
+        "pass_rate": round(counts["pass"] / applicable, 4) if applicable else None,
+        "causes": [{"count": n, "cause": c} for c, n in causes.most_common()],
+        "outcomes": dict(sorted(outcomes.items())),
+    }
+
+
+def _git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+def check(result: dict, expected_path: Path) -> list[str]:
+    """What makes CI red: a test failing that is not a known failure, a wrong result
+    not listed as known, fewer passes than the recorded floor."""
+    exp = json.loads(expected_path.read_text())
+    known = set(exp["known_failing"]) | set(exp["known_wrong_result"])
+    problems = []
+    for tid, rec in result["outcomes"].items():
+        o = rec["outcome"]
+        if o == "wrong_result" and tid not in exp["known_wrong_result"]:
+            problems.append(f"{tid}: wrong result (not a known one): {rec.get('message', '')}")
+        elif o in FAILING and tid not in known:
+            problems.append(f"{tid}: {o}: {rec.get('exc_type', '')}: {rec.get('message', '')}")
+    passed = result["counts"].get("pass", 0)
+    if passed < exp["pass_floor"]:
+        problems.append(f"{passed} tests pass, fewer than the floor {exp['pass_floor']}")
+    return problems
+
+
+def expected_from(result: dict, sample: int) -> dict:
+    outs = result["outcomes"]
+    return {
+        "about": "Known failures of the CI conformance sample (tests/conformance/"
+                 "test_conformance_ci.py); remove an id when it passes.",
+        "sample": sample[0], "stride": sample[1], "pass_floor": result["counts"].get("pass", 0),
+        "known_wrong_result": sorted(t for t, r in outs.items()
+                                     if r["outcome"] == "wrong_result"),
+        "known_failing": sorted(t for t, r in outs.items()
+                                if r["outcome"] in FAILING and r["outcome"] != "wrong_result"),
+    }
+
+
+def main(argv=None) -> int:
+    args = _parse(argv)
+    args.device = args.device or ("cuda" if args.backend == "cuda" else "cpu")
+    result = run(args)
+    out = Path(args.out) if args.out else (
+        ROOT / "bench" / "results" / f"conformance_{args.backend}_sample{args.sample}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    c = result["counts"]
+    print(f"{args.backend}: {c.get('pass', 0)} of {result['applicable']} applicable pass "
+          f"({100 * (result['pass_rate'] or 0):.1f}%), wrong results {c.get('wrong_result', 0)}, "
+          f"counts {c}, {result['seconds']} s -> {out}")
+    if args.write_expected:
+        Path(args.write_expected).write_text(
+            json.dumps(expected_from(result, (args.sample, args.stride)), indent=1) + "\n")
+    if args.check:
+        problems = check(result, Path(args.check))
+        for p in problems:
+            print("CONFORMANCE REGRESSION:", p)
+        exp = json.loads(Path(args.check).read_text())
+        fixed = [t for t in exp["known_failing"] + exp["known_wrong_result"]
+                 if result["outcomes"].get(t, {}).get("outcome") == "pass"]
+        if fixed:
+            print("now passing (remove from", args.check + "):", *fixed, sep="\n  ")
+        return 1 if problems else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
