@@ -8,7 +8,8 @@ plus the launch values and the grid.  Every expression is built from ``arange``,
 ``minimum``/``maximum``, negation, casts, broadcasts, reshapes, transposes, ``scf.for``
 loops and ``tj.assume_range`` claims under the ``scf.if`` that tests them.  Shifts are
 guarded so the kernels have defined behaviour (amounts masked); half the divisors are
-forced nonzero, the rest may be 0 (``x // 0 == 0``, ``x % 0 == x`` on every backend).
+forced nonzero, the rest may be 0 (``x // 0 == 0``, ``x % 0 == x`` on every backend; a
+"divisible by 16" argument is 0 one time in five).
 """
 from __future__ import annotations
 
@@ -51,11 +52,11 @@ class _Gen:
         self.line = 0
         self.src = self.f.add_argument("src", TileType(PointerType(int32)), divisibility=16)
         self.dst = self.f.add_argument("dst", TileType(PointerType(int64)), divisibility=16)
-        self.scalars, self.values, self.nonzero = [], [], []
+        self.scalars, self.values, self.specialised = [], [], []
         for i in range(3):
             kind = r.choice(["plain", "div16", "one"])
-            if kind == "div16":      # nonzero: a divisor as launched (Triton's specialisation)
-                val = 16 * r.choice([-1, 1]) * r.randint(1, 2**20)
+            if kind == "div16":      # 0 is a multiple of 16 too (and a defined divisor)
+                val = 0 if r.random() < 0.2 else 16 * r.choice([-1, 1]) * r.randint(1, 2**20)
             elif kind == "one":
                 val = 1
             else:
@@ -65,7 +66,7 @@ class _Gen:
             self.scalars.append(v)
             self.values.append(val)
             if kind != "plain":
-                self.nonzero.append(v)
+                self.specialised.append(v)
 
     # ------------------------------------------------------------ helpers
     def v(self, cls, **kw):
@@ -151,8 +152,8 @@ class _Gen:
             k = abs(k) % 5
         if cls is ops.AndOp:
             k = abs(k) - 1 if abs(k) & (abs(k) - 1) == 0 else k
-        if cls in (ops.RemOp, ops.IDivOp) and self.nonzero and r.random() < 0.4:
-            return self.v(cls, lhs=x, rhs=self.splat(r.choice(self.nonzero)))   # x % n, n specialised
+        if cls in (ops.RemOp, ops.IDivOp) and self.specialised and r.random() < 0.4:
+            return self.v(cls, lhs=x, rhs=self.splat(r.choice(self.specialised)))   # x % n, n specialised
         return self.v(cls, lhs=x, rhs=self.const(k))
 
     def range_if(self, depth):
@@ -173,7 +174,7 @@ class _Gen:
             x = self.v(ops.MulOp, lhs=h, rhs=self.const(r.choice([1, 4, 16, 64]), I32))
             x = self.v(ops.AddOp, lhs=self.splat(x), rhs=self.arange_tile())
             cls = r.choice([ops.RemOp, ops.IDivOp])
-            d = self.splat(r.choice(self.nonzero)) if self.nonzero else self.const(r.choice([16, 3, 8]))
+            d = self.splat(r.choice(self.specialised)) if self.specialised else self.const(r.choice([16, 3, 8]))
             self.b.create(ops.YieldOp, values=[self.v(cls, lhs=x, rhs=d)])
         with self.b.at_end(op.regions[1].block):
             self.b.create(ops.YieldOp, values=[self.expr(depth)])

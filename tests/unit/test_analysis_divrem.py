@@ -28,11 +28,12 @@ def test_divisor_multiple_of_v_ranges_are_sound(a, b, v):
     a, b = (a[0], a[0] + a[1]), (b[0], b[0] + b[1])
     q, r = R.idiv_range(a, b, I32, v), R.rem_range(a, b, I32, v)
     for y in range(b[0], b[1] + 1):
-        if y == 0 or y % v:
+        if y % v:
             continue
-        for x in range(a[0], a[1] + 1):
-            assert q[0] <= _tdiv(x, y) <= q[1], (a, b, v, x, y)
-            assert r[0] <= x - y * _tdiv(x, y) <= r[1], (a, b, v, x, y)
+        for x in range(a[0], a[1] + 1):       # x // 0 == 0 and x % 0 == x (docs/differences.md)
+            qq, rr = (_tdiv(x, y), x - y * _tdiv(x, y)) if y else (0, x)
+            assert q[0] <= qq <= q[1], (a, b, v, x, y)
+            assert r[0] <= rr <= r[1], (a, b, v, x, y)
 
 
 def test_divisibility_bounds_the_divisor():
@@ -69,7 +70,7 @@ def test_rem_by_a_specialised_argument_keeps_runs_of_16_for_non_negative_dividen
     F = analyze(f, grid=(8, 1, 1))
     a = F.axis(rem)
     assert (a.contiguity, a.divisibility) == ((16,), (16,)) and F.axis(div).constancy == (16,)
-    for C in (16, 48, -32, 64, 1024):
+    for C in (16, 48, -32, 64, 1024, 0):       # 0 is a multiple of 16: x % 0 == x, x // 0 == 0
         launch(f, (8,), C, 0, observer=ClaimChecker(f, (8, 1, 1), F))
     free = analyze(f)                       # any grid: pid * 64 may wrap, x may be negative
     assert free.axis(rem).contiguity == (1,) and free.axis(div).constancy == (1,)
@@ -87,3 +88,23 @@ def test_rem_of_an_unknown_sign_dividend_claims_no_runs(s):
     got = np.fmod(x, 48)
     runs_hold = all((np.diff(got[i:i + 16]) == 1).all() for i in range(0, 64, 16))
     assert runs_hold == (s >= 0 and s % 16 == 0)
+
+
+def test_the_rules_golden_kernel_under_the_claim_checker():
+    """tests/golden/analysis/triton_rules.py (one line per rule), run with its grid and
+    specialisation; every fact its golden file prints is checked against the values."""
+    import importlib.util
+    import os
+    from tilejit.runtime.compiler import build
+    path = os.path.join(os.path.dirname(__file__), "..", "golden", "analysis", "triton_rules.py")
+    spec = importlib.util.spec_from_file_location("triton_rules_golden", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sig = {"x_ptr": "*i32", "out_ptr": "*i32", "n": "i32", "m": "i32"}
+    func, _ = build(mod.rules, sig, {"BLOCK": 64}, ("x_ptr", "out_ptr", "n"))
+    x = np.arange(300, dtype=np.int32) * 7 - 1000
+    for n, m in ((16, 5), (48, -7), (-32, 0), (0, 1), (4096, 2**31 - 1)):
+        out = np.zeros(256, np.int32)
+        checker = ClaimChecker(func, (4, 1, 1))
+        launch(func, (4,), x, out, n, m, observer=checker)
+        assert checker.checked > 50

@@ -70,7 +70,7 @@ def test_bias_load_blames_the_remainder_without_the_grid_bound():
     assert "(cuda, facts for grids of at most (1048576, 65535, 65535) programs)" in bounded
     assert bounded.count("8 lanes x 2 B per access (16-byte aligned)") == 3
     free = explain(k._general(), k.func)
-    here = _where(os.path.join(ROOT, "tests", "unit", "test_range_version.py"), "b = tl.load(bias_ptr")
+    here = _where(os.path.join(ROOT, "tests", "shared_kernels.py"), "b = tl.load(bias_ptr")
     line = [ln for ln in free.splitlines() if "1 lane" in ln]
     assert len(line) == 1
     path, lineno, _col = here.rsplit(":", 2)

@@ -8,6 +8,7 @@ wgmma.  Results equal numpy and every analysis claim holds under the interpreter
 versions.  No GPU needed."""
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -30,7 +31,7 @@ from tilejit.transforms import align_version as AV
 
 from irkit import launch
 from test_align_version import _aligned, _tracker
-from test_tutorials_ptx import _kernels
+from tests.shared_kernels import bias_gelu, script_kernels as _kernels
 
 needs_ptxas = pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
 
@@ -159,7 +160,9 @@ def test_start_offset_results_and_claims(start, fast):
 
 
 # ---------------------------------------------------------------- cuda:90
+@functools.lru_cache(maxsize=None)
 def _t03_cuda(arch=90):
+    """Tutorial 03 for cuda:{arch} at the bench's config (compiled once; callers only read it)."""
     fn = _kernels("matmul_tutorial03.py")["matmul_kernel"]
     cx = dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION="")
     return tilejit.compile(fn, T03_SIG, cx, T03_DIV16, T03_EQ1, target=f"cuda:{arch}", num_warps=8, num_stages=3)
@@ -185,18 +188,6 @@ def test_cuda90_tutorial03_assembles():
 
 
 # ---------------------------------------------------------------- bias + GELU: the grid bound
-@tilejit.jit
-def bias_gelu(x_ptr, bias_ptr, out_ptr, n, C, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-    b = tl.load(bias_ptr + offs % C, mask=mask, other=0.0).to(tl.float32)
-    y = x + b
-    y = 0.5 * y * (1.0 + tl.erf(y * 0.7071067811865476))
-    tl.store(out_ptr + offs, y.to(tl.float16), mask=mask)
-
-
 GELU_SIG = {"x_ptr": "*fp16", "bias_ptr": "*fp16", "out_ptr": "*fp16", "n": "i32", "C": "i32"}
 GELU_DIV16 = ("x_ptr", "bias_ptr", "out_ptr", "n", "C")
 
@@ -278,3 +269,20 @@ def test_cpu_backend_runs_the_range_versioned_kernel(start):
     bufs = [Buffer(n, x.ctypes.data, x.nbytes, x.itemsize) for n, x in zip(("a_ptr", "b_ptr", "c_ptr"), (a, b, c))]
     kcpu.launch((1, 1, 1), LaunchArgs([a.ctypes.data, b.ctypes.data, c.ctypes.data, N, K, start], bufs, [a, b, c]))
     np.testing.assert_array_equal(c, c_ref)
+
+
+def test_express_runner_routes_grids_past_the_bound(monkeypatch):
+    """The device runner of the express lane (torch CUDA tensors) checks the bound too."""
+    import sys
+    import types
+    monkeypatch.setitem(sys.modules, "torch", sys.modules.get("torch") or types.ModuleType("torch"))
+    k, general = _gelu(), _gelu()
+    general.grid_bound = None
+    seen = []
+    k._device_runner = lambda first, torch: (lambda *a: seen.append(("bounded", a[2:])))
+    general._device_runner = lambda first, torch: (lambda *a: seen.append(("general", a[2:])))
+    k._general = lambda: general
+    run = k.device_runner(0)
+    run(None, None, 8, 1, 1)
+    run(None, None, CB.GRID_BOUND[0] + 1, 1, 1)
+    assert seen == [("bounded", (8, 1, 1)), ("general", (CB.GRID_BOUND[0] + 1, 1, 1))]

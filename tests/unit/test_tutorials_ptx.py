@@ -1,33 +1,13 @@
 """The kernels of the tutorial scripts in tests/triton_scripts/ compile for CUDA
 (sm_80, sm_90) and ptxas assembles their PTX — no GPU needed.  Only the scripts'
 imports and function definitions are executed (under the ``triton`` alias)."""
-import ast
-import os
-
 import pytest
 
 import tilejit
 from tilejit.backends.cuda import target as tgt
+from tests.shared_kernels import script_kernels
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPTS = os.path.join(ROOT, "tests", "triton_scripts")
-
-
-def _kernels(script):
-    """Namespace holding the script's @jit functions (its top level otherwise not run)."""
-    from tilejit.compat import install_triton_alias
-    install_triton_alias()
-    path = os.path.join(SCRIPTS, script)
-    tree = ast.parse(open(path).read(), path)
-    keep = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) or
-            (isinstance(n, ast.FunctionDef) and (n.decorator_list or not n.args.defaults))]
-    ns = {"__name__": "tutorial_" + script[:-3], "__file__": path}
-    code = compile(ast.Module(body=keep, type_ignores=[]), path, "exec")
-    try:
-        exec(code, ns)
-    except ImportError as e:
-        pytest.skip(f"{script}: {e}")
-    return ns
+_kernels = script_kernels
 
 
 def _sig(*types):

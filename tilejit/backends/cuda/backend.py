@@ -99,8 +99,10 @@ class CudaKernel(CompiledKernel):
         torch = sys.modules.get("torch")
         if self.reports or torch is None:
             return None
-        if self.grid_bound is not None:
-            return self._bounded_runner(first_tensor)
+        run = self._device_runner(first_tensor, torch)
+        return run if self.grid_bound is None else self._bounded(run, first_tensor)
+
+    def _device_runner(self, first_tensor: int, torch):
         from .driver import Launcher, get_device
         if self._launcher is None:
             self._launcher = Launcher(self)
@@ -120,15 +122,10 @@ class CudaKernel(CompiledKernel):
             return self
         return run
 
-    def _bounded_runner(self, first_tensor: int):
-        """The device runner of a grid-bounded kernel: launches over the bound go to the
-        unbounded variant's runner."""
-        gb, self.grid_bound = self.grid_bound, None
-        try:
-            mine = self.device_runner(first_tensor)
-        finally:
-            self.grid_bound = gb
-        other = []
+    def _bounded(self, mine, first_tensor: int):
+        """``mine`` (this kernel's device runner) for grids within :attr:`grid_bound`;
+        launches over it go to the unbounded variant's runner."""
+        gb, other = self.grid_bound, []
 
         def run(values, vals, gx, gy, gz):
             if gx > gb[0] or gy > gb[1] or gz > gb[2]:
