@@ -42,12 +42,27 @@ def _run(backend, names, tmp):
     return {**out, **missing}
 
 
+def _results_once(backend, tmp_path_factory, shared):
+    """Run the cases for ``backend`` once per session: under xdist the workers share one
+    run through a file in the session's base directory (the first to ask runs it)."""
+    names = list(INTERPRETER_SAMPLE) if backend == "interpreter" else list(CASES)
+    if not shared:
+        return _run(backend, names, str(tmp_path_factory.mktemp(f"inductor-{backend}")))
+    from filelock import FileLock     # a dependency of torch
+    path = tmp_path_factory.getbasetemp().parent / f"torch-compile-{backend}.json"
+    with FileLock(str(path) + ".lock"):
+        if not path.exists():
+            got = _run(backend, names, str(tmp_path_factory.mktemp(f"inductor-{backend}")))
+            path.write_text(json.dumps(got))
+        return json.loads(path.read_text())
+
+
 @pytest.fixture
-def results(backend, tmp_path_factory):
-    """The runner's record per case on ``backend`` (one run per backend per session)."""
+def results(backend, tmp_path_factory, request):
+    """The runner's record per case on ``backend``."""
     if backend not in _RESULTS:
-        names = list(INTERPRETER_SAMPLE) if backend == "interpreter" else list(CASES)
-        _RESULTS[backend] = _run(backend, names, str(tmp_path_factory.mktemp(f"inductor-{backend}")))
+        _RESULTS[backend] = _results_once(backend, tmp_path_factory,
+                                          hasattr(request.config, "workerinput"))
     return _RESULTS[backend]
 
 

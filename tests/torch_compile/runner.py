@@ -20,7 +20,6 @@ import re
 import sys
 import traceback
 
-os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import tilejit.compat  # noqa: E402

@@ -171,8 +171,11 @@ def _install(tag, table, roots):
 
 
 def install_triton_alias() -> None:
-    """Make ``import triton`` (and its submodules) resolve to tilejit in this process."""
+    """Make ``import triton`` (and its submodules) resolve to tilejit in this process
+    (and TorchInductor compile its Triton kernels here, where the alias holds)."""
     _install("triton", TRITON_MODULES, {"triton"})
+    from .triton_api import keep_inductor_in_process
+    keep_inductor_in_process()
 
 
 def install_inductor_alias() -> None:

@@ -132,7 +132,7 @@ def _param_lines(i, name, ty, div16, on_gpu):
     if ty.startswith("*"):
         dev = "v.is_cuda" if on_gpu else "not v.is_cuda"
         lines = [f"    v = a{i}",
-                 f"    if type(v) is Tensor and v.dtype is D{i} and {dev}: p{i} = v.data_ptr()",
+                 f"    if type(v) in TENSORS and v.dtype is D{i} and {dev}: p{i} = v.data_ptr()",
                  f"    else: p{i} = chk.pointer({name!r}, {ty!r}, {on_gpu}, v)"]
     elif ty in _INT_RANGE and ty != "i1":
         lo, hi = _INT_RANGE[ty]
@@ -153,7 +153,9 @@ def make_launcher(ck):
     div16 = set(ck.src.divisible_by_16())
     on_gpu = ck.metadata.backend == "cuda"
     torch_of = _torch_dtypes()
-    ns = {"chk": _Checks(ck), "Tensor": getattr(sys.modules.get("torch"), "Tensor", _NoTensor)}
+    torch = sys.modules.get("torch")
+    ns = {"chk": _Checks(ck),      # tensors and parameters (nn.Parameter is a Tensor subclass)
+          "TENSORS": (torch.Tensor, torch.nn.Parameter) if torch is not None else ()}
     args = [f"a{i}" for i in range(len(names))]
     lines = ["def run(grid_0, grid_1, grid_2, stream, function, metadata, launch_metadata, "
              f"enter_hook, exit_hook{''.join(', ' + a for a in args)}):",
