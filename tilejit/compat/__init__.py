@@ -51,6 +51,7 @@ TRITON_MODULES = {
     "triton.runtime.jit": ("tilejit.runtime.jit",),
     "triton.runtime.autotuner": ("tilejit.runtime.autotuner",),
     "triton.runtime.driver": ("tilejit.compat.driver",),
+    "triton.runtime._allocation": ("tilejit.compat.allocator",),
     "triton.runtime.errors": ("tilejit.compat.driver",),
     "triton.compiler": ("tilejit.compat.driver", "tilejit.runtime.compiler"),
     "triton.compiler.errors": ("tilejit.compat.driver", "tilejit.frontend.errors"),
