@@ -104,8 +104,12 @@ def _run_shard(args, shard, tmp: Path, env):
             if proc.returncode not in (0, 1, 5) and not args.quiet:
                 print(out[-3000:], file=sys.stderr)
             return
-        kind = "timeout" if "Timeout (0:" in out else "crash"
-        tail = " | ".join(out.strip().splitlines()[-3:])[:400]
+        dog = Path(f"{log}.watchdog")
+        trace = dog.read_text() if dog.exists() else ""
+        dog.unlink(missing_ok=True)
+        kind = "timeout" if "Timeout (" in trace else "crash"
+        where = [ln.strip() for ln in trace.splitlines() if "File " in ln][:4]
+        tail = " | ".join(where or out.strip().splitlines()[-3:])[:400]
         with open(log, "a") as f:
             f.write(json.dumps({"id": hung, "outcome": kind, "exc_type": kind,
                                 "message": f"process exited ({proc.returncode}): {tail}",
