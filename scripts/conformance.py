@@ -46,6 +46,9 @@ def _parse(argv):
     ap.add_argument("--check", default=None, help="expected.json: exit 1 on a regression")
     ap.add_argument("--write-expected", default=None, help="write the run's failures as "
                     "the expected.json for this selection")
+    ap.add_argument("--summary-md", default=None, help="also write failures by cause (markdown)")
+    ap.add_argument("--rescore", default=None, help="recompute an earlier result JSON's counts "
+                    "(not_applicable.txt applied again) instead of running")
     ap.add_argument("--quiet", action="store_true")
     return ap.parse_args(argv)
 
@@ -101,8 +104,12 @@ def _run_shard(args, shard, tmp: Path, env):
             if proc.returncode not in (0, 1, 5) and not args.quiet:
                 print(out[-3000:], file=sys.stderr)
             return
-        kind = "timeout" if "Timeout (0:" in out else "crash"
-        tail = " | ".join(out.strip().splitlines()[-3:])[:400]
+        dog = Path(f"{log}.watchdog")
+        trace = dog.read_text() if dog.exists() else ""
+        dog.unlink(missing_ok=True)
+        kind = "timeout" if "Timeout (" in trace else "crash"
+        where = [ln.strip() for ln in trace.splitlines() if "File " in ln][:4]
+        tail = " | ".join(where or out.strip().splitlines()[-3:])[:400]
         with open(log, "a") as f:
             f.write(json.dumps({"id": hung, "outcome": kind, "exc_type": kind,
                                 "message": f"process exited ({proc.returncode}): {tail}",
@@ -137,6 +144,68 @@ def _cause(rec) -> str:
                  msg)
     msg = re.sub(r"\b\d+\b", "N", msg)
     return f"{rec.get('outcome')}: {rec.get('exc_type', '')}: {msg[:160]}"
+
+
+# failure categories for the summary: (label, regex over "exc_type: message"), first match
+CATEGORIES = [
+    ("triton.reinterpret / TensorWrapper / str_to_ty", r"reinterpret|TensorWrapper|str_to_ty"),
+    ("JITFunction._unsafe_update_src (patched template kernels)", r"_unsafe_update_src"),
+    ("triton.TritonError hierarchy / must_use_result", r"TritonError|must_use_result"),
+    ("tuple / namedtuple / torch.Size arguments, tl.tuple",
+     r"unsupported type builtins\.tuple|torch\.Size|has unsupported type test_tuple|"
+     r"`triton\.language\.tuple`"),
+    ("3-D / batched tl.dot", r"dot needs \d-[dD] operands|test_dot3d"),
+    ("tl.dot_scaled / mxfp", r"dot_scaled|triton\.tools\.mxfp|mxfp"),
+    ("fp8 variants (float8e4b15/e4b8/e5b16)", r"float8e4b15|float8e4b8|float8e5b16|fp8e4b15|fp_mantissa"),
+    ("tl.dot input_precision bf16x3/bf16x6", r"got 'bf16x"),
+    ("atomics on 8/16-bit and bf16 types", r"atomic"),
+    ("triton.knobs", r"knobs"),
+    ("x.shape == [..] / block_shape == [..]", r"block_shape ==|\.shape =="),
+    ("tensor.cast / tensor.item / typed literals", r"'cast'|\.cast|'item'|\.item"),
+    ("tl.const / tl.condition / tl.map_elementwise", r"tl\.const|`triton\.language\.const`|condition|map_elementwise"),
+    ("libdevice coverage", r"libdevice"),
+    ("dtype repr / names", r"triton\.language\.\w+' ==|== 'triton\.language"),
+    ("randint / random", r"test_randint|test_rand|philox"),
+    ("swizzle2d", r"swizzle"),
+    ("value specialization naming (kernel name)", r"test_value_specialization"),
+    ("associative_scan / scans", r"scan|cumsum|cumprod"),
+    ("device_print format", r"test_print"),
+    ("timeouts (hang or slow compile)", r"^timeout|^crash"),
+    ("compile errors Triton raises that tilejit does not", r"DID NOT RAISE"),
+    ("error message differs from Triton's", r"Regex pattern did not match|match="),
+    ("unsupported Triton name (other)", r"UnsupportedTritonFeature|UnsupportedTritonModule|does not support"),
+]
+
+
+def categorize(outcomes: dict) -> list:
+    """[(label, count, [example ids])] of the failing outcomes, largest first."""
+    groups: dict = {}
+    for tid, rec in outcomes.items():
+        if rec["outcome"] not in FAILING:
+            continue
+        text = f"{rec['outcome']}: {rec.get('exc_type', '')}: {rec.get('message', '')} [{tid}]"
+        label = next((lab for lab, rx in CATEGORIES if re.search(rx, text)), None)
+        if label is None:
+            label = "other: " + _cause(rec)[:90]
+        groups.setdefault(label, []).append(tid)
+    return sorted(((lab, len(ids), ids[:3]) for lab, ids in groups.items()),
+                  key=lambda x: -x[1])
+
+
+def summary_markdown(result: dict) -> str:
+    c = result["counts"]
+    lines = [f"# Conformance failures: backend {result['backend']}, sample 1/{result['sample']}",
+             "", f"`{result['command']}` at {result['commit'][:10]}, {result['date']}.", "",
+             f"{c.get('pass', 0)} of {result['applicable']} applicable tests pass "
+             f"({100 * (result['pass_rate'] or 0):.1f}%); wrong results: "
+             f"{c.get('wrong_result', 0)}; counts: {c}.", "",
+             "## Failures by cause", "", "| cause | tests | examples |", "| --- | --- | --- |"]
+    for label, n, ids in categorize(result["outcomes"]):
+        lines.append(f"| {label.replace('|', '/')} | {n} | {'<br>'.join(ids).replace('|', '/')} |")
+    lines += ["", "## Wrong results", ""]
+    lines += [f"- `{t}`: {r.get('message', '')[:200]}" for t, r in result["outcomes"].items()
+              if r["outcome"] == "wrong_result"]
+    return "\n".join(lines) + "\n"
 
 
 def summarize(args, outcomes: dict, seconds: float) -> dict:
@@ -198,7 +267,20 @@ def expected_from(result: dict, sample: int) -> dict:
 def main(argv=None) -> int:
     args = _parse(argv)
     args.device = args.device or ("cuda" if args.backend == "cuda" else "cpu")
-    result = run(args)
+    if args.rescore:
+        old = json.loads(Path(args.rescore).read_text())
+        table = harness.read_not_applicable(ROOT / "tests" / "conformance" / "not_applicable.txt")
+        for tid, rec in old["outcomes"].items():
+            reason = harness.not_applicable_reason(tid, table)
+            if reason is not None:
+                old["outcomes"][tid] = {"id": tid, "outcome": "not_applicable", "reason": reason}
+        for k in ("backend", "device", "sample"):
+            setattr(args, k, old[k])
+        result = summarize(args, old["outcomes"], old["seconds"])
+        result["command"], result["date"], result["commit"] = (old["command"], old["date"],
+                                                                old["commit"])
+    else:
+        result = run(args)
     out = Path(args.out) if args.out else (
         ROOT / "bench" / "results" / f"conformance_{args.backend}_sample{args.sample}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -207,6 +289,8 @@ def main(argv=None) -> int:
     print(f"{args.backend}: {c.get('pass', 0)} of {result['applicable']} applicable pass "
           f"({100 * (result['pass_rate'] or 0):.1f}%), wrong results {c.get('wrong_result', 0)}, "
           f"counts {c}, {result['seconds']} s -> {out}")
+    if args.summary_md:
+        Path(args.summary_md).write_text(summary_markdown(result))
     if args.write_expected:
         Path(args.write_expected).write_text(
             json.dumps(expected_from(result, (args.sample, args.stride)), indent=1) + "\n")

@@ -55,6 +55,8 @@ class MissingName:
     __mro_entries__ = __enter__ = __add__ = __radd__ = __mul__ = __rmul__ = _raise
 
     def __getattr__(self, attr):
+        if attr.startswith("__"):        # typing's and copy's probes (Union[missing, ...])
+            raise AttributeError(attr)
         self._raise()
 
     def __repr__(self):
@@ -129,14 +131,6 @@ class _Rewriter(ast.NodeTransformer):
             return ast.copy_location(ast.Constant(self.device), node)
         return node
 
-    def visit_arg(self, node):
-        return node                 # annotations stay as written (tl.constexpr)
-
-    def visit_AnnAssign(self, node):
-        if node.value is not None:
-            node.value = self.visit(node.value)
-        return node
-
     def visit_keyword(self, node):
         self.generic_visit(node)
         if node.arg == "device":
@@ -178,6 +172,8 @@ class _Rewriter(ast.NodeTransformer):
         # decorators, defaults and annotations run at definition time; the body later
         node.decorator_list = [self.visit(d) for d in node.decorator_list]
         node.args = self.visit(node.args)
+        if node.returns is not None:
+            node.returns = self.visit(node.returns)
         self.depth += 1
         node.body = [r for st in node.body for r in _as_list(self.visit(st))]
         self.depth -= 1

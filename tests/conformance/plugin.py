@@ -157,9 +157,12 @@ def pytest_collection_modifyitems(session, config, items):
     config.hook.pytest_deselected(items=dropped)
 
 
-def pytest_collectreport(report):
-    if report.failed and _upstream_conftest is not None:
-        _LOG_FOR_COLLECT.append(report)
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.failed and _upstream_conftest is not None:
+        _LOG_FOR_COLLECT.append((getattr(collector, "path", None), rep))
 
 
 NO_CUDA_TORCH = ("Torch not compiled with CUDA enabled", "Found no NVIDIA driver")
@@ -172,8 +175,8 @@ def pytest_collection_finish(session):
     log = getattr(session.config, "_tj_log", None)
     if log is None:
         return
-    for rep in _LOG_FOR_COLLECT:
-        tid = Path(str(rep.fspath)).name or rep.nodeid
+    for path, rep in _LOG_FOR_COLLECT:
+        tid = path.name if path is not None else rep.nodeid
         text = str(rep.longrepr)
         reason = harness.not_applicable_reason(tid, harness.read_not_applicable(
             HERE / "not_applicable.txt"))
@@ -203,7 +206,9 @@ def pytest_runtest_protocol(item, nextitem):
     log.write(test_id(item), "start")
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, limit)
-    faulthandler.dump_traceback_later(limit + 15, exit=True)
+    # a hang in native code: the traceback goes to <log>.watchdog (pytest captures fd 2)
+    # and the process exits; scripts/conformance.py records a timeout and restarts
+    faulthandler.dump_traceback_later(limit + 15, exit=True, file=log.watchdog())
     try:
         yield
     finally:
@@ -277,7 +282,15 @@ def pytest_runtest_makereport(item, call):
 
 class _Log:
     def __init__(self, path):
+        self.path = path
         self.f = open(path, "a", buffering=1) if path else None
+        self._watchdog = None
+
+    def watchdog(self):
+        """The file the hard watchdog writes its traceback to (``<log>.watchdog``)."""
+        if self._watchdog is None:
+            self._watchdog = open(f"{self.path}.watchdog" if self.path else os.devnull, "w")
+        return self._watchdog
 
     def write(self, tid, outcome, **extra):
         if self.f is not None:

@@ -143,3 +143,16 @@ def test_num_warps_must_be_a_power_of_two(backend):
     for ok in (1, 2, 4, 8):
         empty_kernel.warmup(dst, grid=(1,), num_warps=ok)
         empty_kernel[(1,)](dst, num_warps=ok)
+
+
+def test_allocation_module_under_the_alias():
+    from tilejit import compat
+    compat.install_triton_alias()
+    try:
+        import triton
+        from triton.runtime._allocation import NullAllocator
+        triton.set_allocator(NullAllocator())          # the default, restored
+        with pytest.raises(RuntimeError, match="need an allocator"):
+            NullAllocator()(128, 16, None)
+    finally:
+        compat.uninstall_triton_alias()

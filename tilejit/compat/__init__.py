@@ -51,6 +51,7 @@ TRITON_MODULES = {
     "triton.runtime.jit": ("tilejit.runtime.jit",),
     "triton.runtime.autotuner": ("tilejit.runtime.autotuner", "tilejit.compat.triton_api.errors"),
     "triton.runtime.driver": ("tilejit.compat.driver",),
+    "triton.runtime._allocation": ("tilejit.compat.allocator",),
     "triton.runtime.errors": ("tilejit.compat.triton_api.errors", "tilejit.compat.driver"),
     "triton.compiler": ("tilejit.compat.driver", "tilejit.runtime.compiler",
                         "tilejit.compat.triton_api.compiler"),

@@ -7,7 +7,6 @@ from ..ir.core import Function, Loc
 from ..ir.types import DType, PointerType, TileType
 from ..language import core as lcore
 from ..language import semantic as sem
-from ..language.blockptr import descriptor_arg
 from ..runtime.entry import user_error
 from .errors import CompilationError
 
@@ -18,8 +17,9 @@ def build_ir(jitfn, arg_types: dict, constexprs: dict, specialization: dict | No
     Every parameter not in ``constexprs`` becomes an IR argument, in signature order,
     of type ``TileType(arg_types[name])``; ``specialization[name] = (divisibility,
     equal_to_1)`` is recorded on the argument, and an argument equal to 1 is bound to
-    the constant 1 of its type.  A ``descriptor_arg`` type (a host TensorDescriptor)
-    becomes a base pointer and its shape and strides as arguments.  Raises :class:`CompilationError` for mistakes in the
+    the constant 1 of its type.  A type with a ``build`` method (``descriptor_arg``: a host
+    TensorDescriptor; ``tuple_arg``: a tuple argument) builds its value from several
+    arguments.  Raises :class:`CompilationError` for mistakes in the
     kernel.
     """
     from .codegen import CodeGenerator, norm
@@ -32,7 +32,7 @@ def build_ir(jitfn, arg_types: dict, constexprs: dict, specialization: dict | No
         for p in jitfn.params:
             if p.name in constexprs:
                 scope[p.name] = norm(constexprs[p.name])
-            elif isinstance(arg_types.get(p.name), descriptor_arg):     # host TensorDescriptor
+            elif hasattr(arg_types.get(p.name), "build"):   # a host TensorDescriptor, a tuple
                 scope[p.name] = arg_types[p.name].build(
                     p.name, lambda n, t, s: _add_argument(func, n, t, s))
             elif p.name in arg_types:

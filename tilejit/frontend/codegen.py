@@ -279,6 +279,41 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
     def visit_List(self, node):
         return list(self._elements(node.elts))
 
+    def visit_ListComp(self, node):
+        """``[f(v) for v in values if c]`` over a compile-time tuple, list or range:
+        unrolled (as Triton does); the loop variables do not leak."""
+        out = []
+        self._comprehend(node.generators, lambda: out.append(self.visit(node.elt)))
+        return out
+
+    visit_GeneratorExp = visit_ListComp
+
+    def _comprehend(self, generators, emit):
+        gen, rest = generators[0], generators[1:]
+        it = norm(self.visit(gen.iter))
+        if isinstance(it, (standard.range, standard.static_range)) and all(
+                type(b) is int for b in (it.start, it.end, it.step)):
+            it = range(it.start, it.end, it.step)      # constant bounds: unrolled
+        if not isinstance(it, (tuple, list, range)):
+            raise UnsupportedLanguageConstruct(
+                "a comprehension in a kernel must iterate over a compile-time tuple, list or "
+                f"range, not {type(it).__name__}")
+        names = [n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)]
+        saved = {n: self.scope[n] for n in names if n in self.scope}
+        try:
+            for x in it:
+                self.assign(gen.target, x)
+                conds = [norm(self.visit(c)) for c in gen.ifs]
+                if any(isinstance(c, tensor) for c in conds):
+                    raise UnsupportedLanguageConstruct(
+                        "a comprehension's `if` must be a compile-time condition")
+                if all(conds):
+                    self._comprehend(rest, emit) if rest else emit()
+        finally:
+            for n in names:
+                self.scope.pop(n, None)
+            self.scope.update(saved)
+
     def _elements(self, elts):
         out = []
         for e in elts:

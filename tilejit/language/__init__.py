@@ -25,6 +25,7 @@ from . import extra
 from .helpers import swizzle2d
 from . import semantic
 from .core import str_to_ty
+from .tuples import tuple  # noqa: A004 - Triton's tl.tuple
 from .random import (randint, randint4x, rand, rand4x, randn, randn4x, philox, philox_impl,
                      pair_uniform_to_normal, uint_to_uniform_float)
 

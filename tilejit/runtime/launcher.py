@@ -22,6 +22,7 @@ from . import launch_checks as _checks
 from .express import LazyArgs
 from .globals_guard import GlobalsGuard
 from .descriptors import bind_descriptor, descriptor_arg_from_key, is_descriptor_key
+from .tuples import bind_tuple, is_tuple_key, tuple_arg
 from ..tools.tensor_descriptor import TensorDescriptor
 from ..analysis.explain import print_explanation
 from . import options as _options_mod
@@ -384,6 +385,16 @@ class Launcher:
                     values.append(addr)
                     buffers.append(_buffer(name, addr, v.nbytes, v.itemsize))
                     continue
+            if isinstance(v, tuple):                   # one IR argument per element
+                key, lvs, infos = self._bind_one(bind_tuple, v, spec, name)
+                keys.append(key)
+                values.extend(lvs)
+                for path, info in infos:
+                    buffers.append(_buffer(f"{name}{list(path)}", info.lo, info.nbytes,
+                                           info.itemsize))
+                    if info.device != "cpu":
+                        device = info.device
+                continue
             if tp is TensorDescriptor:                 # several IR arguments
                 key, lvs, info = self._bind_one(bind_descriptor, v, spec, name)
             else:
@@ -443,6 +454,9 @@ class Launcher:
             k = next(it)
             if is_descriptor_key(k):
                 arg_types[self.names[i]] = descriptor_arg_from_key(k)
+                continue
+            if is_tuple_key(k):
+                arg_types[self.names[i]] = tuple_arg(k, v)
                 continue
             arg_types[self.names[i]] = dtype_from_name(k[0])
             spec[self.names[i]] = (16 if k[1] == 16 else 1, k[1] == 1)
