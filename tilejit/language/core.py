@@ -135,6 +135,13 @@ def builtin(fn):
     return wrapper
 
 
+class const:  # noqa: N801  (Triton's name)
+    """Annotation of a pointer parameter whose data the kernel only reads
+    (``def k(in_ptr: tl.const, out_ptr)``): the pointer's type is const, a store or
+    atomic through it is a compilation error, and it does not merge with a non-const
+    pointer (an ``if`` assigning either to one name is a type mismatch)."""
+
+
 class PropagateNan:
     """NaN propagation of ``tl.minimum``/``tl.maximum``: NONE returns the non-NaN
     operand, ALL returns NaN when either operand is NaN."""
@@ -142,9 +149,7 @@ class PropagateNan:
     ALL = 0xFFFF
 
 
-def pointer_type(element_ty, address_space: int = 1):
-    """The type of a pointer to ``element_ty``."""
-    return PointerType(_unwrap(element_ty), address_space)
+pointer_type = PointerType      # tl.pointer_type(tl.float32); isinstance(x.dtype, tl.pointer_type)
 
 
 # ---------------------------------------------------------------------------
@@ -293,9 +298,9 @@ class tensor:  # noqa: N801  (Triton's name)
     def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
         """Convert to ``dtype`` (value conversion, or reinterpretation with ``bitcast=True``)."""
         dtype, bitcast = _as_dtype(dtype), _unwrap(bitcast)
-        if fp_downcast_rounding not in (None, "rtne"):
-            raise ValueError(f"unsupported fp_downcast_rounding {fp_downcast_rounding!r}")
-        return _sem().bitcast(self, dtype) if bitcast else _sem().cast(self, dtype)
+        if bitcast:
+            return _sem().bitcast(self, dtype)
+        return _sem().cast(self, dtype, _unwrap(fp_downcast_rounding))
 
 
 for _m in ("to", "logical_and", "logical_or"):
