@@ -63,6 +63,31 @@ def test_literal_has_dtype_and_to(backend):
     np.testing.assert_array_equal(oh, (2.5 + np.arange(n)).astype(np.float16))
 
 
+@tilejit.jit
+def literal_promotion(x_ptr, h_ptr, out_ptr, outh_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)                  # int8
+    h = tl.load(h_ptr + offs)                  # fp16
+    n = 100
+    scale = 0.1
+    tl.static_assert((x * n).dtype == tl.int32)        # a named number is an int32 scalar
+    tl.static_assert((x * 100).dtype == tl.int8)       # an unnamed one takes x's type
+    tl.static_assert((h * scale).dtype == tl.float32)
+    tl.static_assert(tl.arange(0, n).shape == [n])     # and it still sizes tiles
+    tl.store(out_ptr + offs, x * n)
+    tl.store(outh_ptr + offs, h * scale)
+
+
+def test_named_literal_promotes_like_triton(backend, rng):
+    n = 32
+    x = rng.integers(-128, 128, n).astype(np.int8)
+    h = rng.standard_normal(n).astype(np.float16)
+    out, outh = np.zeros(n, np.int32), np.zeros(n, np.float32)
+    literal_promotion[(1,)](x, h, out, outh, BLOCK=n)
+    np.testing.assert_array_equal(out, x.astype(np.int32) * 100)
+    np.testing.assert_array_equal(outh, h.astype(np.float32) * np.float32(0.1))
+
+
 # ------------------------------------------------------------------ cast, bitcast, rounding
 @tilejit.jit
 def cast_kernel(x_ptr, h_ptr, hz_ptr, bz_ptr, bits_ptr, BLOCK: tl.constexpr):

@@ -21,7 +21,8 @@ from ..ir.types import DType, PointerType, TileType
 from ..language import standard
 from ..language import scan as lang_scan
 from ..language import semantic as sem
-from ..language.core import TypeView, constexpr, is_builtin, tensor
+from ..language.core import (TypeView, constexpr, constexpr_type, is_builtin, tensor, typed_float, typed_int,
+                             typed_literal)
 from ..runtime.jit import JITFunction
 from .astutil import is_internal_file, parse_function
 from .control import ControlFlowMixin
@@ -172,9 +173,13 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
             raise UnsupportedLanguageConstruct("unexpected name context")
         return self.lookup(node.id)
 
-    def assign(self, target, value):
+    def assign(self, target, value, literal=False):
+        """Bind ``target``; ``literal``: an assignment statement, where a Python number
+        becomes a typed literal (Triton's scalar tensor; see ``core.typed_int``)."""
         value = norm(value)
         if isinstance(target, ast.Name):
+            if literal:
+                value = typed_literal(value)
             if isinstance(value, tensor) and not value.handle.name_hint:
                 value.handle.name_hint = target.id
             self.scope[target.id] = value
@@ -186,7 +191,7 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
             if len(value) != len(target.elts):
                 raise ValueError(f"cannot unpack {len(value)} values into {len(target.elts)} names")
             for t, v in zip(target.elts, value):
-                self.assign(t, v)
+                self.assign(t, v, literal)
         elif isinstance(target, ast.Subscript):
             raise TypeError("tensors are immutable: item assignment is not supported (build a new tensor, "
                             "e.g. with tl.where)")
@@ -199,7 +204,7 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
     def visit_Assign(self, node):
         value = self.visit(node.value)
         for target in node.targets:
-            self.assign(target, value)
+            self.assign(target, value, literal=True)
 
     def visit_AnnAssign(self, node):
         if node.value is None:
@@ -208,7 +213,7 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
         ann = self._annotation(node.annotation)
         if ann is constexpr and isinstance(value, tensor):
             raise TypeError(f"cannot bind a runtime tensor to a tl.constexpr name")
-        self.assign(node.target, value)
+        self.assign(node.target, value, literal=ann is not constexpr)
 
     def _annotation(self, node):
         try:
@@ -221,7 +226,7 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
             raise TypeError("augmented assignment is only supported on names (tensors are immutable)")
         current = self.lookup(node.target.id)
         value = self.visit(node.value)
-        self.assign(node.target, self.binop(node.op, current, value))
+        self.assign(node.target, self.binop(node.op, current, value), literal=True)
 
     def visit_Expr(self, node):
         self.visit(node.value)
@@ -231,7 +236,9 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
 
     def visit_Return(self, node):
         if self.loop_depth:
-            raise UnsupportedLanguageConstruct("return inside a loop is not supported")
+            raise UnsupportedLanguageConstruct(
+                "return inside a loop is not supported (Cannot have `return` statements inside `while` or "
+                "`for` statements in triton); set a flag and return after the loop")
         value = norm(self.visit(node.value)) if node.value is not None else None
         if self.is_kernel and value is not None:
             raise TypeError("a kernel cannot return a value")
@@ -291,6 +298,9 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
 
     def visit_Attribute(self, node):
         base = self.visit(node.value)
+        if node.attr == "type" and isinstance(base, (bool, int, float, tuple)) \
+                and not isinstance(base, (typed_int, typed_float)):
+            return constexpr_type(base)         # a compile-time value's type, as Triton's constexpr
         if _is_number(base) and not hasattr(base, node.attr):
             base = sem.to_tensor(base)          # a Python number is Triton's typed scalar: `a = 5; a.dtype`
         if isinstance(base, tensor) and node.attr == "type":

@@ -105,6 +105,46 @@ constexpr.__pos__ = lambda self: constexpr(+self.value)
 constexpr.__invert__ = lambda self: constexpr(~self.value)
 
 
+class typed_int(int):  # noqa: N801
+    """A Python int bound to a name in a kernel (``n = 5``).  Triton makes such a name a
+    scalar tensor (int32, or int64/uint32/uint64 when it does not fit), so in arithmetic
+    with a tensor it keeps that dtype instead of taking the tensor's (``x_int8 * n`` is
+    int32, as in Triton); everywhere else it is the int (it folds, sizes tiles)."""
+    __slots__ = ()
+
+
+class typed_float(float):  # noqa: N801
+    """A Python float bound to a name in a kernel (``scale = 0.5``): fp32 (fp64 past
+    fp32's range) in arithmetic with a tensor, as Triton's scalar tensor is."""
+    __slots__ = ()
+
+
+class constexpr_type:  # noqa: N801  (Triton's name)
+    """The type of a compile-time value (``N.type`` of a ``tl.constexpr`` parameter):
+    equal to another ``constexpr_type`` of an equal value."""
+
+    def __init__(self, value):
+        self.value = _unwrap(value)
+
+    def __eq__(self, other):
+        return isinstance(other, constexpr_type) and self.value == other.value
+
+    def __hash__(self):
+        return hash(("constexpr_type", self.value))
+
+    def __repr__(self):
+        return f"constexpr_type[{self.value!r}]"
+
+
+def typed_literal(value):
+    """``value`` as bound by an assignment: plain ints and floats become typed literals."""
+    if type(value) is int:
+        return typed_int(value)
+    if type(value) is float:
+        return typed_float(value)
+    return value
+
+
 def _unwrap(x):
     """The Python value inside a constexpr (anything else unchanged)."""
     return x.value if isinstance(x, constexpr) else x

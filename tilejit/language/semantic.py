@@ -176,10 +176,20 @@ def check_ptr_type_impl(type_a, type_b, allow_ptr_a):
             raise _incompatible(type_a, type_b)
 
 
+def _strong(x):
+    """A typed literal (a number bound to a name) is a scalar tensor of its own dtype in
+    arithmetic, as in Triton; an unnamed number takes the other operand's type."""
+    if isinstance(x, core.typed_int):
+        return to_tensor(int(x))
+    if isinstance(x, core.typed_float):
+        return to_tensor(float(x))
+    return x
+
+
 def binary_op_type_checking_impl(lhs, rhs, allow_lhs_ptr=False, allow_rhs_ptr=False,
                                  arithmetic_check=True, div_or_mod=False):
     """Convert Python scalars, apply implicit casts and broadcast both operands."""
-    lhs, rhs = core._unwrap(lhs), core._unwrap(rhs)
+    lhs, rhs = _strong(core._unwrap(lhs)), _strong(core._unwrap(rhs))
     lhs_is_scalar, rhs_is_scalar = _is_number(lhs), _is_number(rhs)
     if not lhs_is_scalar and not isinstance(lhs, core.tensor):
         lhs = to_tensor(lhs)

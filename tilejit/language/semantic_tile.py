@@ -58,7 +58,7 @@ def validate_block_shape(shape, what="shape"):
         if d <= 0:
             raise ValueError(f"{what}[{i}] = {d} must be positive")
         numel *= d
-        out.append(d)
+        out.append(int(d))
     if numel > MAX_TENSOR_NUMEL:
         raise ValueError(f"tile of {numel} elements exceeds the maximum of {MAX_TENSOR_NUMEL}")
     return tuple(out)
