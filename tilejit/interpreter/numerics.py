@@ -92,23 +92,27 @@ def to_scalar(value, elem):
 
 # ---------------------------------------------------------------- integers
 def int_div(a, b, elem: DType):
-    """Integer division truncating toward zero (C); INT_MIN // -1 wraps to INT_MIN."""
-    if elem.kind != "int":
-        return np.floor_divide(a, b)
-    q = np.floor_divide(a, b)
-    r = np.subtract(a, np.multiply(q, b))
-    fix = (r != 0) & ((np.less(a, 0)) != (np.less(b, 0)))
-    return np.where(fix, q + q.dtype.type(1), q).astype(q.dtype, copy=False)
+    """Integer division truncating toward zero (C); INT_MIN // -1 wraps to INT_MIN;
+    ``x // 0`` is 0 on every backend (docs/differences.md)."""
+    a, b = np.asarray(a), np.asarray(b)
+    zero = b == 0
+    safe = np.where(zero, b.dtype.type(1), b)
+    q = np.floor_divide(a, safe)
+    if elem.kind == "int":
+        r = np.subtract(a, np.multiply(q, safe))
+        fix = (r != 0) & ((np.less(a, 0)) != (np.less(safe, 0)))
+        q = np.where(fix, q + q.dtype.type(1), q)
+    return np.where(zero, q.dtype.type(0), q).astype(q.dtype, copy=False)
 
 
 def int_rem(a, b, elem: DType):
-    """Remainder with the sign of the dividend (C); x % -1 == 0 for every x."""
-    if elem.kind != "int":
+    """Remainder with the sign of the dividend (C); x % -1 == 0 for every x;
+    ``x % 0`` is ``x`` on every backend (docs/differences.md)."""
+    if elem.kind not in ("int", "uint"):
         return np.remainder(a, b)
-    q = np.floor_divide(a, b)
-    r = np.subtract(a, np.multiply(q, b))
-    fix = (r != 0) & ((np.less(a, 0)) != (np.less(b, 0)))
-    return np.where(fix, r - b, r).astype(r.dtype, copy=False)
+    a, b = np.asarray(a), np.asarray(b)
+    q = int_div(a, b, elem)
+    return np.subtract(a, np.multiply(q, b)).astype(q.dtype, copy=False)
 
 
 def umulhi(a, b, elem: DType):

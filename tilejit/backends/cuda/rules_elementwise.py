@@ -10,7 +10,7 @@ from llvmlite import ir
 
 from ...ir import ops
 from ...ir.types import PointerType, float32 as _F32_DT
-from ..llvm import f64math
+from ..llvm import f64math, scalar
 from . import types as T
 from .lowering import RULES, Tile
 
@@ -34,11 +34,13 @@ def _constant(lw, op):
     return [lw.tile_like(ty, [c] * lw.nslots(ty))]
 
 
-def _int_binary(b, cls, unsigned):
+def _int_binary(b, cls, el):
+    unsigned = T.is_unsigned(el)
+    if cls in (ops.IDivOp, ops.RemOp):   # the shared rule: defined for x // 0, INT_MIN // -1
+        rule = scalar.RULES.lookup(cls)
+        return lambda x, y: rule(b, None, [x, y], [el, el], el, {})
     return {
         ops.AddOp: b.add, ops.SubOp: b.sub, ops.MulOp: b.mul,
-        ops.IDivOp: b.udiv if unsigned else b.sdiv,
-        ops.RemOp: b.urem if unsigned else b.srem,
         ops.AndOp: b.and_, ops.OrOp: b.or_, ops.XorOp: b.xor, ops.ShlOp: b.shl,
         ops.ShrOp: b.lshr if unsigned else b.ashr,
     }.get(cls)
@@ -113,7 +115,7 @@ def _binary(lw, op):
     elif cls is ops.MulOp:
         fn = lambda a, c: _mul_lo(lw, a, c)
     else:
-        fn = _int_binary(lw.b, cls, T.is_unsigned(el))
+        fn = _int_binary(lw.b, cls, el)
     if fn is None:
         raise NotImplementedError(f"{op.name} on {el}")
     return _map(lw, op, fn, x, y)

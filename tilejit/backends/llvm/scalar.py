@@ -100,33 +100,38 @@ def _shr(b, op, args, ins, out, math):
 
 
 def _safe_divisor(b, x, d, signed):
+    """``d`` with 0 (and, signed, -1) replaced by 1, and the masks of those lanes."""
     zero = b.icmp_unsigned("==", d, _const(d, 0))
     if not signed:
-        return b.select(zero, _const(d, 1), d), None
+        return b.select(zero, _const(d, 1), d), zero, None
     m1 = b.icmp_signed("==", d, _const(d, -1))
-    return b.select(b.or_(zero, m1), _const(d, 1), d), m1
+    return b.select(b.or_(zero, m1), _const(d, 1), d), zero, m1
 
 
 @RULES.register(ops.IDivOp)
 def _idiv(b, op, args, ins, out, math):
+    """Truncating division defined everywhere: ``x // 0 == 0``, ``INT_MIN // -1`` wraps."""
     x, d = args
     signed = ins[0].kind == "int"
-    safe, m1 = _safe_divisor(b, x, d, signed)
-    if not signed:
-        return b.udiv(x, safe)
-    return b.select(m1, b.sub(_const(x, 0), x), b.sdiv(x, safe))
+    safe, zero, m1 = _safe_divisor(b, x, d, signed)
+    q = b.sdiv(x, safe) if signed else b.udiv(x, safe)
+    if signed:
+        q = b.select(m1, b.sub(_const(x, 0), x), q)
+    return b.select(zero, _const(x, 0), q)
 
 
 @RULES.register(ops.RemOp)
 def _rem(b, op, args, ins, out, math):
+    """Remainder with the dividend's sign: ``x % 0 == x``, ``x % -1 == 0``."""
     x, d = args
     if ins[0].kind == "float":
         return b.frem(x, d)
     signed = ins[0].kind == "int"
-    safe, m1 = _safe_divisor(b, x, d, signed)
-    if not signed:
-        return b.urem(x, safe)
-    return b.select(m1, _const(x, 0), b.srem(x, safe))
+    safe, zero, m1 = _safe_divisor(b, x, d, signed)
+    r = b.srem(x, safe) if signed else b.urem(x, safe)
+    if signed:
+        r = b.select(m1, _const(x, 0), r)
+    return b.select(zero, x, r)
 
 
 def _minmax(float_intr, spred, upred):
