@@ -126,14 +126,6 @@ class JITFunction(KernelInterface):
         from .launch import launch
         return launch(self, args, kwargs, grid, warmup=True)
 
-    def _unsafe_update_src(self, new_src: str):
-        """Compile ``new_src`` instead of the function's own source from now on (Triton's
-        hook, used by its tests to patch a kernel's text).  The signature must stay the
-        same; compiled kernels of the old text are dropped (the cache key holds the text)."""
-        self.src = textwrap.dedent(new_src)
-        self._launcher = None
-        self._last_launch = None
-
     @property
     def cache(self) -> dict:
         """Compiled kernels of this function, by launch key (in memory)."""
