@@ -88,6 +88,21 @@ def test_named_literal_promotes_like_triton(backend, rng):
     np.testing.assert_array_equal(outh, h.astype(np.float32) * np.float32(0.1))
 
 
+@tilejit.jit
+def same_number_both_paths(out_ptr, flag, N: tl.constexpr):
+    if flag > 0:
+        n = 4
+    else:
+        n = N
+    tl.store(out_ptr + tl.arange(0, n), tl.arange(0, n) * flag)   # n stays a compile-time 4
+
+
+def test_named_number_equal_on_both_paths_stays_static(backend):
+    out = np.zeros(4, np.int32)
+    same_number_both_paths[(1,)](out, 3, N=4)
+    np.testing.assert_array_equal(out, np.arange(4) * 3)
+
+
 # ------------------------------------------------------------------ cast, bitcast, rounding
 @tilejit.jit
 def cast_kernel(x_ptr, h_ptr, hz_ptr, bz_ptr, bits_ptr, BLOCK: tl.constexpr):

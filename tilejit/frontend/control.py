@@ -16,7 +16,7 @@ from ..ir.types import TileType, int1, int_range
 from ..language import semantic as sem
 from ..language import semantic_tile as st
 from ..language import standard
-from ..language.core import tensor
+from ..language.core import tensor, typed_float, typed_int
 from .astutil import assigned_names, flatten, unflatten
 from .errors import UnsupportedLanguageConstruct
 
@@ -28,12 +28,18 @@ def _is_number(v) -> bool:
 def _same_static(a, b) -> bool:
     if a is b:
         return True
-    if isinstance(a, tensor) or isinstance(b, tensor) or type(a) is not type(b):
+    if isinstance(a, tensor) or isinstance(b, tensor) or _base_type(a) is not _base_type(b):
         return False
     try:
         return bool(a == b)
     except Exception:  # noqa: BLE001
         return False
+
+
+def _base_type(v):
+    """``int`` for a typed literal too (``n = 4`` on one path, a constexpr 4 on the other)."""
+    t = type(v)
+    return int if t is typed_int else float if t is typed_float else t
 
 
 def _type_of(v):
