@@ -413,7 +413,7 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
             raise TypeError(f"{_describe(fn)} is not callable")
         if _has_tensor(args) or _has_tensor(kwargs.values()):
             if not (isinstance(fn, type) and fn.__module__.startswith("tilejit.language")
-                    or fn in (isinstance, issubclass, hasattr, getattr, type)):   # introspection, as in Triton
+                    or any(fn is f for f in (isinstance, issubclass, hasattr, getattr, type))):  # introspection
                 name = getattr(fn, "__name__", repr(fn))
                 raise TypeError(f"cannot call Python function '{name}' with tensor arguments inside a kernel; "
                                 "decorate it with @tilejit.jit to call it from a kernel")
