@@ -21,6 +21,7 @@ def shape_checks(out_ptr, BLOCK: tl.constexpr):
     tl.static_assert(tl.sum(x, 0).shape == [])
     d = tl.make_tensor_descriptor(out_ptr, [BLOCK], [1], [BLOCK])
     tl.static_assert(d.block_shape == [BLOCK])
+    tl.static_assert(out_ptr[None, None, :].shape == [1, 1])    # a ':' past the last dim is ignored
     facts = (x.shape == [BLOCK], x.shape != [BLOCK], x.shape == [BLOCK, 1], [BLOCK] == x.shape,
              x[None, :].shape == [1, BLOCK], d.block_shape == [BLOCK])
     for i in tl.static_range(len(facts)):

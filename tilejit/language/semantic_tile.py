@@ -189,7 +189,8 @@ def trans(input, dims=()):
 
 def getitem(input, slices):
     """Indexing with ``None`` (new axis), ``:`` and one ``...`` (the ``:`` of every
-    dimension not named otherwise, as in numpy)."""
+    dimension not named otherwise, as in numpy).  A ``:`` past the last dimension is
+    ignored, as Triton does (``scalar_ptr[None, None, :]`` has shape [1, 1])."""
     if not isinstance(slices, (tuple, list)):
         slices = (slices,)
     slices = [core._unwrap(s) for s in slices]
@@ -211,8 +212,6 @@ def getitem(input, slices):
             dim += 1
         else:
             raise ValueError(f"unsupported tensor index: {s!r} (only None and : are supported)")
-    if dim > len(ret.shape):
-        raise ValueError(f"too many indices for a tensor of shape {list(input.shape)}")
     return ret
 
 
