@@ -260,7 +260,8 @@ def test_branch_type_mismatch():
         else:
             y = tl.zeros([32], tl.float32)
         tl.store(x_ptr, y)
-    check_message(compile_error(k), k, "'y' has type <16xfp32> on one path and <32xfp32>", 2, "if n > 0")
+    check_message(compile_error(k), k, "Mismatched type for y between then block (<16xfp32>) and else block (<32xfp32>)",
+                  2, "if n > 0")
 
 
 def test_dot_shape_mismatch():

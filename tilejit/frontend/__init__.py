@@ -36,7 +36,8 @@ def build_ir(jitfn, arg_types: dict, constexprs: dict, specialization: dict | No
                 scope[p.name] = arg_types[p.name].build(
                     p.name, lambda n, t, s: _add_argument(func, n, t, s))
             elif p.name in arg_types:
-                scope[p.name] = _add_argument(func, p.name, arg_types[p.name], specialization.get(p.name))
+                ty = _const_if_annotated(p, arg_types[p.name])
+                scope[p.name] = _add_argument(func, p.name, ty, specialization.get(p.name))
             else:
                 raise TypeError(f"{jitfn.__name__}: no type or value given for parameter '{p.name}'")
         func.constexprs = {k: norm(v) for k, v in constexprs.items()}
@@ -46,6 +47,19 @@ def build_ir(jitfn, arg_types: dict, constexprs: dict, specialization: dict | No
             raise user_error(e)
         builder.create(ops.ReturnOp)
     return func
+
+
+def _const_if_annotated(param, ty):
+    """A pointer parameter annotated ``tl.const`` gets a const pointer type."""
+    ann = param.annotation
+    is_const = ann is lcore.const or (isinstance(ann, str) and ann.split(".")[-1] == "const")
+    ty = lcore._unwrap(ty)
+    if isinstance(ty, str):
+        from ..ir.types import dtype_from_name
+        ty = dtype_from_name(ty)
+    if is_const and isinstance(ty, PointerType):
+        return PointerType(ty.element, ty.address_space, const=True)
+    return ty
 
 
 def _add_argument(func, name, ty, spec):

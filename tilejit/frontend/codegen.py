@@ -21,10 +21,12 @@ from ..ir.types import DType, PointerType, TileType
 from ..language import standard
 from ..language import scan as lang_scan
 from ..language import semantic as sem
-from ..language.core import TypeView, constexpr, is_builtin, tensor
+from ..language.core import (TypeView, constexpr, constexpr_type, is_builtin, tensor, typed_float, typed_int,
+                             typed_literal)
 from ..runtime.jit import JITFunction
 from .astutil import is_internal_file, parse_function
 from .control import ControlFlowMixin
+from .elementwise import ElementwiseMixin
 from .errors import CompilationError, UnsupportedLanguageConstruct, make_error
 from .pybuiltins import PY_BUILTINS
 
@@ -63,6 +65,10 @@ def _has_tensor(values) -> bool:
     return False
 
 
+def _is_number(v) -> bool:
+    return isinstance(v, (bool, int, float))
+
+
 def _allowed_global(v) -> bool:
     if v is None or isinstance(v, (bool, int, float, complex, str, bytes, DType, PointerType,
                                    types.ModuleType, type, JITFunction)):
@@ -72,10 +78,11 @@ def _allowed_global(v) -> bool:
     return callable(v) and not hasattr(v, "__array__") and not hasattr(v, "__len__")
 
 
-class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
-    """Visits one function (the kernel, or an inlined ``@jit`` callee)."""
+class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
+    """Visits one function (the kernel, or an inlined ``@jit`` callee).  ``elementwise``:
+    the function runs under ``tl.map_elementwise`` (an ``if`` on a tile is predicated)."""
 
-    def __init__(self, jitfn, builder, scope: dict, depth: int = 0):
+    def __init__(self, jitfn, builder, scope: dict, depth: int = 0, elementwise: bool = False):
         self.jitfn = jitfn
         self.builder = builder
         self.scope = dict(scope)
@@ -89,6 +96,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         self.col_base = len(first) - len(first.lstrip()) if first.strip() else 0
         self.depth = depth
         self.is_kernel = depth == 0
+        self.elementwise = elementwise
         self.loop_depth = 0
         self.returned = False
         self.ret_value = None
@@ -179,9 +187,13 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             raise UnsupportedLanguageConstruct("unexpected name context")
         return self.lookup(node.id)
 
-    def assign(self, target, value):
+    def assign(self, target, value, literal=False):
+        """Bind ``target``; ``literal``: an assignment statement, where a Python number
+        becomes a typed literal (Triton's scalar tensor; see ``core.typed_int``)."""
         value = norm(value)
         if isinstance(target, ast.Name):
+            if literal:
+                value = typed_literal(value)
             if isinstance(value, tensor) and not value.handle.name_hint:
                 value.handle.name_hint = target.id
             self.scope[target.id] = value
@@ -193,7 +205,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             if len(value) != len(target.elts):
                 raise ValueError(f"cannot unpack {len(value)} values into {len(target.elts)} names")
             for t, v in zip(target.elts, value):
-                self.assign(t, v)
+                self.assign(t, v, literal)
         elif isinstance(target, ast.Subscript):
             raise TypeError("tensors are immutable: item assignment is not supported (build a new tensor, "
                             "e.g. with tl.where)")
@@ -206,7 +218,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
     def visit_Assign(self, node):
         value = self.visit(node.value)
         for target in node.targets:
-            self.assign(target, value)
+            self.assign(target, value, literal=True)
 
     def visit_AnnAssign(self, node):
         if node.value is None:
@@ -215,7 +227,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         ann = self._annotation(node.annotation)
         if ann is constexpr and isinstance(value, tensor):
             raise TypeError(f"cannot bind a runtime tensor to a tl.constexpr name")
-        self.assign(node.target, value)
+        self.assign(node.target, value, literal=ann is not constexpr)
 
     def _annotation(self, node):
         try:
@@ -228,7 +240,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             raise TypeError("augmented assignment is only supported on names (tensors are immutable)")
         current = self.lookup(node.target.id)
         value = self.visit(node.value)
-        self.assign(node.target, self.binop(node.op, current, value))
+        self.assign(node.target, self.binop(node.op, current, value), literal=True)
 
     def visit_Expr(self, node):
         call = node.value
@@ -248,7 +260,9 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     def visit_Return(self, node):
         if self.loop_depth:
-            raise UnsupportedLanguageConstruct("return inside a loop is not supported")
+            raise UnsupportedLanguageConstruct(
+                "return inside a loop is not supported (Cannot have `return` statements inside `while` or "
+                "`for` statements in triton); set a flag and return after the loop")
         value = norm(self.visit(node.value)) if node.value is not None else None
         if self.is_kernel and value is not None:
             raise TypeError("a kernel cannot return a value")
@@ -343,6 +357,11 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     def visit_Attribute(self, node):
         base = self.visit(node.value)
+        if node.attr == "type" and isinstance(base, (bool, int, float, tuple)) \
+                and not isinstance(base, (typed_int, typed_float)):
+            return constexpr_type(base)         # a compile-time value's type, as Triton's constexpr
+        if _is_number(base) and not hasattr(base, node.attr):
+            base = sem.to_tensor(base)          # a Python number is Triton's typed scalar: `a = 5; a.dtype`
         if isinstance(base, tensor) and node.attr == "type":
             return TypeView(base.type)          # Triton's view: x.type.element_ty, x.type.scalar
         return norm(getattr(base, node.attr))
@@ -391,7 +410,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) and _has_tensor([left, right]) \
                     and isinstance(op, (ast.In, ast.NotIn)):
                 raise TypeError("'in' is not supported on tensors")
-            r = norm(_CMPOPS[type(op)](left, right))
+            r = norm(_compare(op, left, right))
             result = r if result is None else self.logical(ast.And(), result, r)
             if not isinstance(result, tensor) and not result:
                 return result
@@ -444,6 +463,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             if getattr(fn, "__self__", None) is not None:
                 args = [fn.__self__, *args]
             return self.call_reduce(*args, **kwargs)
+        if fn is standard.map_elementwise:
+            return self.call_map_elementwise(*args, **kwargs)
         if getattr(fn, "__func__", fn) is lang_scan.associative_scan:
             if getattr(fn, "__self__", None) is not None:
                 args = [fn.__self__, *args]
@@ -454,7 +475,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             raise TypeError(f"{_describe(fn)} is not callable")
         if _has_tensor(args) or _has_tensor(kwargs.values()):
             if not (isinstance(fn, type) and fn.__module__.startswith("tilejit.language")
-                    or fn is isinstance or fn is issubclass):    # introspection, as in Triton
+                    or any(fn is f for f in (isinstance, issubclass, hasattr, getattr, type))):  # introspection
                 name = getattr(fn, "__name__", repr(fn))
                 raise TypeError(f"cannot call Python function '{name}' with tensor arguments inside a kernel; "
                                 "decorate it with @tilejit.jit to call it from a kernel")
@@ -506,9 +527,9 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             return lang_scan.scan(tuple(input), axis, self._combiner(combine_fn), bool(norm(reverse)))
         return lang_scan.scan((input,), axis, self._combiner(combine_fn), bool(norm(reverse)))[0]
 
-    def call_jit(self, fn, args, kwargs):
+    def call_jit(self, fn, args, kwargs, elementwise=False):
         """Inline a call to another ``@jit`` function: its body is visited with the
-        arguments bound to its parameters."""
+        arguments bound to its parameters (``elementwise``: under tl.map_elementwise)."""
         if self.depth >= MAX_INLINE_DEPTH:
             raise RecursionError(f"calls nested deeper than {MAX_INLINE_DEPTH} (recursive @jit function?)")
         params = fn.params
@@ -530,8 +551,25 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             # a tensor for a helper's tl.constexpr parameter is accepted (the annotation is
             # ignored, as Triton 3.0's attention tutorial relies on)
             bound[p.name] = norm(bound[p.name])
-        callee = CodeGenerator(fn, self.builder, bound, depth=self.depth + 1)
+        callee = CodeGenerator(fn, self.builder, bound, depth=self.depth + 1,
+                               elementwise=self.elementwise or elementwise)
         return callee.generate()
+
+
+def _as_tuple(v):
+    """Lists and tuples compare as one kind of sequence (Triton's ``tl.tuple`` equality)."""
+    if isinstance(v, (tuple, list)):
+        return tuple(_as_tuple(x) for x in v)
+    return v
+
+
+def _compare(op, left, right):
+    """``left <op> right``; compile-time sequences compare by content, so ``x.shape == [1, N]``
+    and ``desc.block_shape == [M, N]`` hold as in Triton, where a shape is a ``tl.tuple``."""
+    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, (tuple, list)) \
+            and isinstance(right, (tuple, list)) and not _has_tensor([left, right]):
+        left, right = _as_tuple(left), _as_tuple(right)
+    return _CMPOPS[type(op)](left, right)
 
 
 def _describe(v) -> str:

@@ -16,7 +16,7 @@ from ..ir.types import TileType, int1, int_range
 from ..language import semantic as sem
 from ..language import semantic_tile as st
 from ..language import standard
-from ..language.core import tensor
+from ..language.core import tensor, typed_float, typed_int
 from .astutil import assigned_names, flatten, unflatten
 from .errors import UnsupportedLanguageConstruct
 
@@ -28,12 +28,18 @@ def _is_number(v) -> bool:
 def _same_static(a, b) -> bool:
     if a is b:
         return True
-    if isinstance(a, tensor) or isinstance(b, tensor) or type(a) is not type(b):
+    if isinstance(a, tensor) or isinstance(b, tensor) or _base_type(a) is not _base_type(b):
         return False
     try:
         return bool(a == b)
     except Exception:  # noqa: BLE001
         return False
+
+
+def _base_type(v):
+    """``int`` for a typed literal too (``n = 4`` on one path, a constexpr 4 on the other)."""
+    t = type(v)
+    return int if t is typed_int else float if t is typed_float else t
 
 
 def _type_of(v):
@@ -44,8 +50,10 @@ def _type_of(v):
     return None
 
 
-def unify_types(a, b, what: str) -> TileType:
-    """The one IR type that both values (tensors or Python numbers) can take."""
+def unify_types(a, b, what: str, mismatch: str | None = None) -> TileType:
+    """The one IR type that both values (tensors or Python numbers) can take.
+    ``mismatch`` (a format string with ``{ta}`` and ``{tb}``) words the error when the
+    types differ."""
     ta, tb = _type_of(a), _type_of(b)
     if ta is None or tb is None:
         bad = a if ta is None else b
@@ -62,8 +70,8 @@ def unify_types(a, b, what: str) -> TileType:
         dt = sem.computation_type_impl(t.element, False, _type_of(n).element, True, False)
         if dt == t.element:
             return t
-    raise TypeError(f"{what} has type {ta} on one path and {tb} on another; make the types match "
-                    "(e.g. with .to(...))")
+    text = (mismatch or "{what} has type {ta} on one path and {tb} on another").format(what=what, ta=ta, tb=tb)
+    raise TypeError(f"{text}; make the types match (e.g. with .to(...))")
 
 
 def widen_type(init: TileType, end: TileType, what: str) -> TileType:
@@ -116,6 +124,11 @@ class ControlFlowMixin:
 
     # ------------------------------------------------------------------ if
     def scalar_condition(self, cond, what):
+        if cond.shape and cond.type.numel == 1:
+            cond = st.unsplat(cond)          # a one-element tile, as Triton (which warns)
+        if cond.shape and self.elementwise:
+            raise TypeError(f"inside tl.map_elementwise, a {what} condition cannot depend on the element "
+                            "(only `if` and conditional expressions can); compute it with tl.where")
         if cond.shape:
             raise TypeError(f"{what} condition must be a scalar, got a tensor of shape {list(cond.shape)}; "
                             "use tl.where for elementwise selection")
@@ -125,6 +138,9 @@ class ControlFlowMixin:
         cond = self.visit(node.test)
         if not isinstance(cond, tensor):
             self.visit_body(node.body if cond else node.orelse)
+            return
+        if self.elementwise and cond.type.numel > 1:
+            self.predicated_if(_as_bool(cond), node.body, node.orelse)
             return
         cond = self.scalar_condition(cond, "if")
         before = self.scope
@@ -166,8 +182,9 @@ class ControlFlowMixin:
         for i, (a, b) in enumerate(zip(t_leaves, e_leaves)):
             if _same_static(a, b):
                 continue
-            what = label or f"'{_leaf_name(names, t_def, i)}'"
-            dynamic.append((i, unify_types(a, b, what)))
+            leaf = label or _leaf_name(names, t_def, i)
+            mismatch = _MISMATCH.get(label) if label else _MISMATCH[None].replace("{name}", leaf)
+            dynamic.append((i, unify_types(a, b, label or f"'{leaf}'", mismatch)))
         with self.builder.at_end(then_block):
             t_vals = [materialize(t_leaves[i], ty).handle for i, ty in dynamic]
             self.builder.create(ops.YieldOp, values=t_vals)
@@ -185,12 +202,17 @@ class ControlFlowMixin:
         cond = self.visit(node.test)
         if not isinstance(cond, tensor):
             return self.visit(node.body if cond else node.orelse)
-        cond = self.scalar_condition(cond, "conditional expression")
+        predicated = self.elementwise and cond.type.numel > 1
+        cond = _as_bool(cond) if predicated else self.scalar_condition(cond, "conditional expression")
         then_block, else_block = Block(), Block()
         with self.builder.at_end(then_block):
             tv = self.visit(node.body)
         with self.builder.at_end(else_block):
             ev = self.visit(node.orelse)
+        if predicated:
+            self.splice_pure(then_block)
+            self.splice_pure(else_block)
+            return self.select(cond, tv, ev, "the conditional expression")
         return self.merge(cond, then_block, else_block, tv, ev, "the conditional expression")
 
     # ------------------------------------------------------------------ for
@@ -267,6 +289,8 @@ class ControlFlowMixin:
             bind(before_block.args)
             with self.builder.at_end(before_block):
                 cond = self.visit(node.test)
+                if isinstance(cond, standard.condition):     # while tl.condition(c, ...)
+                    cond = cond.condition
                 if not isinstance(cond, tensor):
                     state["static"] = bool(cond)
                     cond = sem.to_tensor(bool(cond))
@@ -359,6 +383,18 @@ class ControlFlowMixin:
                     _check_number(end, s, n)
                 new_states.append(s)
         return new_states, ends
+
+
+# Triton's wording of a type that differs between the two paths of a runtime condition
+_MISMATCH = {
+    "the returned value": "Return type mismatch: the returned value has type {ta} on one path and {tb} on another",
+    "the conditional expression": "Ternary expression with dynamic condition has inconsistent type: {ta} and {tb}",
+    None: "Mismatched type for {name} between then block ({ta}) and else block ({tb})",
+}
+
+
+def _as_bool(cond):
+    return cond if cond.dtype == int1 else sem.cast(cond, int1)
 
 
 class _Missing:

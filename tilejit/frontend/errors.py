@@ -48,6 +48,11 @@ class CompilationError(UserError, TritonError):
         out.append(cause)
         return "\n".join(out)
 
+    @property
+    def error_message(self) -> str:
+        """The cause alone, without the location (Triton's ``CompilationError.error_message``)."""
+        return getattr(self, "cause_message", None) or str(self)
+
     def __reduce__(self):
         # dynamic subclasses (see error_class_for) pickle as their nearest static class
         cls = type(self) if type(self) in _STATIC else _static_class_for(self)

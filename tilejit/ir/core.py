@@ -54,6 +54,18 @@ class Value:
         return f"Value({self.type}, {self.name_hint or id(self)})"
 
 
+def _plain(v):
+    """An attribute as a plain Python value (an int or float subclass -- the language's
+    typed literals -- becomes the base type, so printing and parsing agree)."""
+    if isinstance(v, int) and type(v) not in (int, bool):
+        return int(v)
+    if isinstance(v, float) and type(v) is not float:
+        return float(v)
+    if type(v) in (tuple, list):
+        return type(v)(_plain(x) for x in v)
+    return v
+
+
 class Op:
     """Base class of every IR op.  Subclasses declare:
 
@@ -77,7 +89,7 @@ class Op:
     def __init__(self, operands: dict, attrs: dict, result_types: list, loc: Loc = UNKNOWN_LOC,
                  regions: list | None = None):
         self.slots: dict[str, Any] = dict(operands)
-        self.attrs: dict[str, Any] = {**self.ATTR_DEFAULTS, **attrs}
+        self.attrs: dict[str, Any] = {**self.ATTR_DEFAULTS, **{k: _plain(v) for k, v in attrs.items()}}
         self.results = [Value(t, self, i) for i, t in enumerate(result_types)]
         self.regions: list[Region] = list(regions) if regions is not None else [
             Region() for _ in range(self.REGIONS)]

@@ -83,7 +83,8 @@ def _error(text, line, col, msg) -> ParseError:
 def _parse_elem(text: str):
     if text.startswith("*"):
         inner, _, space = text[1:].partition("@")
-        return PointerType(_parse_elem(inner), int(space) if space else 1)
+        const = inner.startswith("k")
+        return PointerType(_parse_elem(inner[1:] if const else inner), int(space) if space else 1, const)
     return dtype_from_name(text)
 
 

@@ -69,9 +69,9 @@ class Opaque:
 # types, attributes, locations
 # --------------------------------------------------------------------------
 def format_elem(el) -> str:
-    """``i32``, ``fp32``, ``*fp16``, ``*i8@0``."""
+    """``i32``, ``fp32``, ``*fp16``, ``*i8@0``, ``*kfp32`` (a const pointer)."""
     if isinstance(el, PointerType):
-        s = "*" + format_elem(el.element)
+        s = ("*k" if el.const else "*") + format_elem(el.element)
         return s if el.address_space == 1 else f"{s}@{el.address_space}"
     return _SHORT.get(el.name, el.name)
 

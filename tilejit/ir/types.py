@@ -87,14 +87,21 @@ class DType:
 
 @dataclass(frozen=True)
 class PointerType:
-    """Pointer to ``element`` in ``address_space`` (0 generic/CPU, 1 global)."""
+    """Pointer to ``element`` in ``address_space`` (0 generic/CPU, 1 global).  A
+    ``const`` pointer (a kernel parameter annotated ``tl.const``) cannot be stored
+    through; it is written ``*k`` (``*kfp32``), as in Triton's signatures."""
 
     element: "DType | PointerType"
     address_space: int = 1
+    const: bool = False
 
     @property
     def name(self) -> str:
-        return f"*{self.element.name}" if self.address_space == 1 else f"*{self.element.name}@{self.address_space}"
+        s = f"*{'k' if self.const else ''}{self.element.name}"
+        return s if self.address_space == 1 else f"{s}@{self.address_space}"
+
+    def is_const(self) -> bool:
+        return self.const
 
     kind = "ptr"
     bits = 64
@@ -220,6 +227,8 @@ _NUMPY_NAMES = {"int1": "bool", "int8": "int8", "int16": "int16", "int32": "int3
 
 def dtype_from_name(name: str):
     """Parse a dtype or pointer name as written in signatures: 'fp32', 'i32', '*fp16'."""
+    if name.startswith("*k"):
+        return PointerType(dtype_from_name(name[2:]), const=True)
     if name.startswith("*"):
         return PointerType(dtype_from_name(name[1:]))
     if name in _BY_NAME:

@@ -3,14 +3,14 @@
 dtypes and ``constexpr`` come from ``core``; builtins from ``standard`` and ``math``;
 Philox random numbers from ``random``.  Type and shape rules live in ``semantic``.
 """
-from .core import (constexpr, tensor, dtype, pointer_type, block_type, void, int1, int8, int16, int32,
+from .core import (constexpr, const, tensor, dtype, pointer_type, block_type, void, int1, int8, int16, int32,
                    int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64,
                    float8e5, float8e4nv, is_builtin, PropagateNan)
 from .standard import (program_id, num_programs, arange, full, zeros, zeros_like, full_like, to_tensor,
                        cast, broadcast_to, broadcast, reshape, view, ravel, expand_dims, permute, trans, join, split, interleave, cat, flip, sort,
                        load, store, where, minimum, maximum, clamp, cdiv, sigmoid, softmax, add, sub, mul,
-                       fdiv, reduce, cumsum, sum, max, min, argmax, argmin, xor_sum, dot, multiple_of, max_contiguous,
-                       max_constancy, assume, debug_barrier, range, static_range, static_assert, static_print,
+                       fdiv, reduce, map_elementwise, cumsum, sum, max, min, argmax, argmin, xor_sum, dot, multiple_of, max_contiguous,
+                       max_constancy, assume, debug_barrier, range, condition, static_range, static_assert, static_print,
                        device_assert, device_print)
 from .math import (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, erf, tanh, abs, fma, umulhi,
                    div_rn, sqrt_rn)

@@ -30,6 +30,8 @@ def _pointer(ptr, what):
     ptr = core._unwrap(ptr)
     if not isinstance(ptr, tensor) or not ptr.dtype.is_ptr():
         raise TypeError(f"tl.{what} needs a pointer or a tile of pointers, got {ptr!r}")
+    from .semantic_tile import check_writable
+    check_writable(ptr)
     el = ptr.dtype.element
     if el.is_ptr() or el == int1:
         raise TypeError(f"tl.{what} does not support pointers to {el}")

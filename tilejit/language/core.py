@@ -105,6 +105,46 @@ constexpr.__pos__ = lambda self: constexpr(+self.value)
 constexpr.__invert__ = lambda self: constexpr(~self.value)
 
 
+class typed_int(int):  # noqa: N801
+    """A Python int bound to a name in a kernel (``n = 5``).  Triton makes such a name a
+    scalar tensor (int32, or int64/uint32/uint64 when it does not fit), so in arithmetic
+    with a tensor it keeps that dtype instead of taking the tensor's (``x_int8 * n`` is
+    int32, as in Triton); everywhere else it is the int (it folds, sizes tiles)."""
+    __slots__ = ()
+
+
+class typed_float(float):  # noqa: N801
+    """A Python float bound to a name in a kernel (``scale = 0.5``): fp32 (fp64 past
+    fp32's range) in arithmetic with a tensor, as Triton's scalar tensor is."""
+    __slots__ = ()
+
+
+class constexpr_type:  # noqa: N801  (Triton's name)
+    """The type of a compile-time value (``N.type`` of a ``tl.constexpr`` parameter):
+    equal to another ``constexpr_type`` of an equal value."""
+
+    def __init__(self, value):
+        self.value = _unwrap(value)
+
+    def __eq__(self, other):
+        return isinstance(other, constexpr_type) and self.value == other.value
+
+    def __hash__(self):
+        return hash(("constexpr_type", self.value))
+
+    def __repr__(self):
+        return f"constexpr_type[{self.value!r}]"
+
+
+def typed_literal(value):
+    """``value`` as bound by an assignment: plain ints and floats become typed literals."""
+    if type(value) is int:
+        return typed_int(value)
+    if type(value) is float:
+        return typed_float(value)
+    return value
+
+
 def _unwrap(x):
     """The Python value inside a constexpr (anything else unchanged)."""
     return x.value if isinstance(x, constexpr) else x
@@ -135,6 +175,13 @@ def builtin(fn):
     return wrapper
 
 
+class const:  # noqa: N801  (Triton's name)
+    """Annotation of a pointer parameter whose data the kernel only reads
+    (``def k(in_ptr: tl.const, out_ptr)``): the pointer's type is const, a store or
+    atomic through it is a compilation error, and it does not merge with a non-const
+    pointer (an ``if`` assigning either to one name is a type mismatch)."""
+
+
 class PropagateNan:
     """NaN propagation of ``tl.minimum``/``tl.maximum``: NONE returns the non-NaN
     operand, ALL returns NaN when either operand is NaN."""
@@ -142,9 +189,7 @@ class PropagateNan:
     ALL = 0xFFFF
 
 
-def pointer_type(element_ty, address_space: int = 1):
-    """The type of a pointer to ``element_ty``."""
-    return PointerType(_unwrap(element_ty), address_space)
+pointer_type = PointerType      # tl.pointer_type(tl.float32); isinstance(x.dtype, tl.pointer_type)
 
 
 def str_to_ty(name, c=None):
@@ -309,9 +354,9 @@ class tensor:  # noqa: N801  (Triton's name)
     def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
         """Convert to ``dtype`` (value conversion, or reinterpretation with ``bitcast=True``)."""
         dtype, bitcast = _as_dtype(dtype), _unwrap(bitcast)
-        if fp_downcast_rounding not in (None, "rtne"):
-            raise ValueError(f"unsupported fp_downcast_rounding {fp_downcast_rounding!r}")
-        return _sem().bitcast(self, dtype) if bitcast else _sem().cast(self, dtype)
+        if bitcast:
+            return _sem().bitcast(self, dtype)
+        return _sem().cast(self, dtype, _unwrap(fp_downcast_rounding))
 
 
 for _m in ("to", "logical_and", "logical_or"):

@@ -49,7 +49,9 @@ def umulhi(x, y):
 
 @builtin
 def div_rn(x, y):
-    """Floating-point division rounded to nearest."""
+    """Floating-point division rounded to nearest; a Python number operand takes the
+    other operand's type (``div_rn(x, 2)``), as in ordinary arithmetic."""
+    x, y = sem.binary_op_type_checking_impl(x, y)
     return sem.fdiv(x, y, True)
 
 

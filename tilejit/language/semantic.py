@@ -11,7 +11,7 @@ import builtins
 import numbers
 
 from ..ir import ops
-from ..ir.types import (DType, PointerType, TileType, int_range, int1, int8, int32, int64,
+from ..ir.types import (DType, PointerType, TileType, int_range, int1, int8, int16, int32, int64,
                         uint8, uint32, uint64, float16, bfloat16, float32, float64)
 from . import core
 
@@ -176,10 +176,20 @@ def check_ptr_type_impl(type_a, type_b, allow_ptr_a):
             raise _incompatible(type_a, type_b)
 
 
+def _strong(x):
+    """A typed literal (a number bound to a name) is a scalar tensor of its own dtype in
+    arithmetic, as in Triton; an unnamed number takes the other operand's type."""
+    if isinstance(x, core.typed_int):
+        return to_tensor(int(x))
+    if isinstance(x, core.typed_float):
+        return to_tensor(float(x))
+    return x
+
+
 def binary_op_type_checking_impl(lhs, rhs, allow_lhs_ptr=False, allow_rhs_ptr=False,
                                  arithmetic_check=True, div_or_mod=False):
     """Convert Python scalars, apply implicit casts and broadcast both operands."""
-    lhs, rhs = core._unwrap(lhs), core._unwrap(rhs)
+    lhs, rhs = _strong(core._unwrap(lhs)), _strong(core._unwrap(rhs))
     lhs_is_scalar, rhs_is_scalar = _is_number(lhs), _is_number(rhs)
     if not lhs_is_scalar and not isinstance(lhs, core.tensor):
         lhs = to_tensor(lhs)
@@ -340,9 +350,8 @@ def _mantissa(dt):
 
 def fdiv(input, other, ieee_rounding=False):
     """Division of two floating-point tensors."""
-    input, other = core._unwrap(input), core._unwrap(other)
-    if not isinstance(input, core.tensor) or not isinstance(other, core.tensor) or \
-            not input.dtype.is_floating() or not other.dtype.is_floating():
+    input, other = to_tensor(input), to_tensor(other)      # Python floats become fp32 (Triton)
+    if not input.dtype.is_floating() or not other.dtype.is_floating():
         raise TypeError("both operands of fdiv must have floating scalar type")
     input, other = binary_op_type_checking_impl(input, other, False, False, False, True)
     if input.dtype != other.dtype:
@@ -513,8 +522,9 @@ def compare(input, other, pred: str):
 # ---------------------------------------------------------------------------
 
 
-def cast(input, dst_ty):
-    """Value conversion to ``dst_ty`` (a dtype or pointer type)."""
+def cast(input, dst_ty, fp_downcast_rounding=None):
+    """Value conversion to ``dst_ty`` (a dtype or pointer type).  A floating-point
+    downcast rounds to nearest even, or toward zero with ``fp_downcast_rounding="rtz"``."""
     input = to_tensor(input)
     dst_ty = core._as_dtype(dst_ty)
     if not isinstance(dst_ty, (DType, PointerType)):
@@ -522,10 +532,37 @@ def cast(input, dst_ty):
     src_ty = input.dtype
     if src_ty == dst_ty:
         return input
+    rounding = _downcast_rounding(src_ty, dst_ty, fp_downcast_rounding)
     if src_ty.is_ptr() or dst_ty.is_ptr():
         return _cast_pointer(input, src_ty, dst_ty)
     _check_fp8_cast(src_ty, dst_ty)
-    return _emit(ops.CastOp, src=input.handle, to=dst_ty)
+    nearest = _emit(ops.CastOp, src=input.handle, to=dst_ty)
+    return _toward_zero(input, nearest) if rounding == "rtz" else nearest
+
+
+def _downcast_rounding(src_ty, dst_ty, rounding):
+    """Triton's rule: a rounding mode ("rtne" or "rtz") is given only for a narrowing
+    floating-point conversion."""
+    if rounding is None:
+        return "rtne"
+    if rounding not in ("rtne", "rtz"):
+        raise ValueError(f"Invalid rounding mode: {rounding}")
+    if not (src_ty.is_floating() and dst_ty.is_floating() and dst_ty.bits < src_ty.bits):
+        raise ValueError("fp_downcast_rounding should be set only for truncating fp conversions. "
+                         f"Source scalar type is {src_ty} and destination type is {dst_ty}")
+    return rounding
+
+
+def _toward_zero(input, nearest):
+    """Round-toward-zero from the round-to-nearest result: when ``nearest`` is larger in
+    magnitude than ``input`` (it rounded away from zero, or overflowed to inf), the value
+    one ulp nearer zero is its bit pattern minus one (floats are sign-magnitude)."""
+    from . import semantic_tile as st
+    back = cast(nearest, input.dtype)                # exact: widening
+    away = compare(st.abs(back), st.abs(input), "gt")
+    ity = {8: int8, 16: int16, 32: int32, 64: int64}[nearest.dtype.bits]
+    stepped = bitcast(sub(bitcast(nearest, ity), scalar_constant(1, ity, nearest.shape)), nearest.dtype)
+    return st.where(away, stepped, nearest)
 
 
 def _is_fp8(ty) -> bool:

@@ -73,7 +73,7 @@ def validate_block_shape(shape, what="shape"):
         if d <= 0:
             raise ValueError(f"{what}[{i}] = {d} must be positive")
         numel *= d
-        out.append(d)
+        out.append(int(d))
     if numel > MAX_TENSOR_NUMEL:
         raise ValueError(f"tile of {numel} elements exceeds the maximum of {MAX_TENSOR_NUMEL}")
     return tuple(out)
@@ -123,6 +123,14 @@ def reshape(input, shape, can_reorder=False):
     if not input.shape:
         return splat(input, shape)
     return _emit(ops.ReshapeOp, src=input.handle, shape=shape)
+
+
+def unsplat(input):
+    """A one-element tensor as a scalar (Triton's ``_unsplat``)."""
+    input = to_tensor(input)
+    if input.type.numel != 1:
+        raise ValueError(f"can only unsplat single-element tensors, got shape {list(input.shape)}")
+    return reshape(input, ())
 
 
 def expand_dims(input, axis):
@@ -180,9 +188,19 @@ def trans(input, dims=()):
 
 
 def getitem(input, slices):
-    """Indexing with ``None`` (new axis) and ``:`` only."""
-    if not isinstance(slices, tuple):
+    """Indexing with ``None`` (new axis), ``:`` and one ``...`` (the ``:`` of every
+    dimension not named otherwise, as in numpy).  A ``:`` past the last dimension is
+    ignored, as Triton does (``scalar_ptr[None, None, :]`` has shape [1, 1])."""
+    if not isinstance(slices, (tuple, list)):
         slices = (slices,)
+    slices = [core._unwrap(s) for s in slices]
+    if slices.count(Ellipsis) > 1:
+        raise ValueError("an index can only have a single ellipsis ('...')")
+    if Ellipsis in slices:
+        at = slices.index(Ellipsis)
+        named = len([s for s in slices if s is not None and s is not Ellipsis])
+        fill = max(len(to_tensor(input).shape) - named, 0)
+        slices[at:at + 1] = [slice(None)] * fill
     ret = input
     dim = 0
     for s in slices:
@@ -194,8 +212,6 @@ def getitem(input, slices):
             dim += 1
         else:
             raise ValueError(f"unsupported tensor index: {s!r} (only None and : are supported)")
-    if dim > len(ret.shape):
-        raise ValueError(f"too many indices for a tensor of shape {list(input.shape)}")
     return ret
 
 
@@ -279,8 +295,15 @@ def load(ptr, mask=None, other=None, cache_modifier="", eviction_policy="", vola
     return cast(ret, int1) if is_bool else ret
 
 
+def check_writable(ptr):
+    """A store or atomic through a ``tl.const`` pointer is an error (as in Triton)."""
+    if ptr.dtype.is_ptr() and ptr.dtype.const:
+        raise ValueError("Cannot store to a constant pointer (the parameter is annotated tl.const)")
+
+
 def store(ptr, value, mask=None, cache_modifier="", eviction_policy=""):
     ptr = _ptr_operand(ptr, "store")
+    check_writable(ptr)
     cache = _check_choice(cache_modifier, _STORE_CACHE, "cache_modifier")
     evict = _check_choice(eviction_policy, _EVICTION, "eviction_policy")
     value = to_tensor(value)
@@ -517,6 +540,8 @@ def cat(a, b):
 def interleave(a, b):
     """Interleave ``a`` and ``b`` along their last dimension."""
     j = join(a, b)
+    if len(j.shape) == 1:       # two scalars: join already made [a, b]
+        return j
     return reshape(j, j.shape[:-2] + (2 * j.shape[-2],))
 
 

@@ -73,10 +73,24 @@ def to_tensor(x):
     return sem.to_tensor(x)
 
 
+@tensor_member
 @builtin
 def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
-    """``input`` converted to ``dtype`` (or its bits reinterpreted with ``bitcast=True``)."""
-    return sem.bitcast(input, dtype) if bitcast else sem.cast(input, dtype)
+    """``input`` converted to ``dtype`` (also ``x.cast(dtype)``).
+
+    ``fp_downcast_rounding`` ("rtne", the default, or "rtz": toward zero) is the rounding
+    of a narrowing floating-point conversion; ``bitcast=True`` reinterprets the bits
+    (same width) instead of converting the value."""
+    if bitcast:
+        return sem.bitcast(input, dtype)
+    return sem.cast(input, dtype, fp_downcast_rounding)
+
+
+@tensor_member
+@builtin
+def item(input):
+    """The single element of a one-element tensor, as a scalar (a scalar is returned as is)."""
+    return st.unsplat(input)
 
 
 # ---------------------------------------------------------------------------
@@ -386,6 +400,18 @@ def reduce(input, axis, combine_fn, keep_dims=False):
     raise RuntimeError("tl.reduce is compiled by the frontend and cannot be called here")
 
 
+@builtin
+def map_elementwise(scalar_fn, *args, pack=1):
+    """Apply ``scalar_fn``, a ``@jit`` function written for single elements (it may use
+    ``if``/``else`` and return several values), to every element of ``args`` (broadcast
+    to one shape); returns one tensor or a tuple.  With ``pack=k`` each call receives
+    ``k`` neighbouring elements of every input along the last dimension (``fn(a0, a1,
+    b0, b1)``) and returns ``k`` values per result.  Branches that only some elements
+    take are computed for all and selected per element, so they may not load, store,
+    perform atomics or print (compiled by the frontend)."""
+    raise RuntimeError("tl.map_elementwise is compiled by the frontend and cannot be called here")
+
+
 @tensor_member
 @builtin
 def cumsum(input, axis=0, reverse=False, dtype=None):
@@ -464,11 +490,21 @@ class range:  # noqa: N801
     Extra Triton options (num_stages, loop_unroll_factor, ...) are accepted and ignored."""
 
     def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
-                 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False):
+                 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, disable_licm=False):
         self.start, self.end, self.step = (_unwrap(a) for a in _range_args(arg1, arg2, step))
 
     def __iter__(self):
         raise RuntimeError("tl.range can only be iterated inside a @tilejit.jit kernel")
+
+
+class condition:  # noqa: N801
+    """``while tl.condition(c, disable_licm=False):`` -- the loop condition ``c`` with
+    Triton's extra loop attribute.  ``disable_licm`` (keep loop-invariant code in the
+    loop) is an optimisation hint, accepted and ignored."""
+
+    def __init__(self, arg1, disable_licm=False):
+        self.condition = _unwrap(arg1)
+        self.disable_licm = bool(_unwrap(disable_licm))
 
 
 class static_range:  # noqa: N801

@@ -226,6 +226,9 @@ def _reshape(ctx, op):
     if op.src.type.is_scalar:
         ctx.set(op.result, LazyTile(t.shape, t.element, lambda _c, _i: rep, 0))
         return
+    if t.is_scalar:                       # a one-element tile to a scalar (tensor.item())
+        ctx.set(op.result, rep.elem(ctx, (ZERO,) * len(op.src.type.shape)))
+        return
     if len(op.src.type.shape) == 1 and not isinstance(rep, BufTile):
         strides = strides_of(t.shape)
         ctx.set(op.result, LazyTile(t.shape, t.element,
