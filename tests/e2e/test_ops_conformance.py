@@ -104,3 +104,42 @@ def test_randint4x_offsets_of_every_width(backend, dtype, seed):
     single = np.zeros(n, np.uint32)
     randint_kernel[(1,)](offsets, single, seed, N=n)
     np.testing.assert_array_equal(single, ref[:n])
+
+
+# --------------------------------------------------------------------- reverse scans
+@tilejit.jit
+def _first(a, b):
+    return a
+
+
+@tilejit.jit
+def _roll(a1, b1_last, b1_cur, a2, b2_last, b2_cur):
+    return a1 + a2, tl.where(a2 == 1, b1_cur, 0) + b2_last, b2_cur
+
+
+@tilejit.jit
+def rscan_kernel(X, Z, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr, OP: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(X + offs)
+    if OP == "first":
+        z = tl.associative_scan(x, axis=AXIS, combine_fn=_first, reverse=True)
+    else:
+        _, z, _ = tl.associative_scan((1 + 0 * x, 0 * x, x), axis=AXIS, combine_fn=_roll, reverse=True)
+    tl.store(Z + offs, z)
+
+
+@pytest.mark.parametrize("shape,axis", [((4, 64), 1), ((64, 2), 0), ((3, 12), 1), ((1, 2), 1)])
+@pytest.mark.parametrize("op", ["first", "roll"])
+def test_reverse_scan_non_commutative(backend, shape, axis, op):
+    """A reverse scan keeps the operand order of the combine function (Triton's
+    test_scan2d get_first_element and roll)."""
+    x = np.random.default_rng(3).integers(-50, 50, shape).astype(np.int32)
+    z = np.zeros_like(x)
+    rscan_kernel[(1,)](x, z, M=shape[0], N=shape[1], AXIS=axis, OP=op)
+    if op == "first":      # every output is the last element along the axis
+        want = np.broadcast_to(np.take(x, [-1], axis=axis), shape)
+    else:                  # the element after each one (0 past the end)
+        want = np.roll(np.flip(x, axis), 1, axis=axis)
+        (want[:1] if axis == 0 else want[:, :1])[...] = 0
+        want = np.flip(want, axis)
+    np.testing.assert_array_equal(z, want)
