@@ -405,8 +405,9 @@ def cumsum(input, axis=0, reverse=False, dtype=None):
 @builtin
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
         out_dtype=float32):
-    """Matrix product of 2-d tiles ``input @ other`` (+ ``acc``).  int8 inputs give int32,
-    fp64 gives fp64, other float inputs give ``out_dtype`` (fp32 by default)."""
+    """Matrix product of 2-d tiles ``input @ other`` (+ ``acc``), or of 3-d tiles batch by
+    batch (``[B, M, K] @ [B, K, N] -> [B, M, N]``).  int8 inputs give int32, fp64 gives
+    fp64, other float inputs give ``out_dtype`` (fp32 by default)."""
     return st.dot(input, other, acc, input_precision, allow_tf32, max_num_imprecise_acc, out_dtype)
 
 
