@@ -445,6 +445,14 @@ def abs(x):
         raise TypeError("abs of a pointer")
     if x.dtype.is_int_unsigned() or x.dtype.is_bool():
         return x
+    if x.dtype.is_fp8():        # clear the sign bit (an fnuz format's NaN, 0x80, stays)
+        from ..ir.fp8 import fmt_of
+        bits = _emit(ops.BitcastOp, src=x.handle, to=uint8)
+        mag = _emit(ops.AndOp, lhs=bits.handle, rhs=scalar_constant(0x7F, uint8, x.shape).handle)
+        if fmt_of(x.dtype).fnuz:
+            nan = _emit(ops.CmpOp, lhs=bits.handle, rhs=scalar_constant(0x80, uint8, x.shape).handle, pred="eq")
+            mag = _emit(ops.SelectOp, cond=nan.handle, true_value=bits.handle, false_value=mag.handle)
+        return _emit(ops.BitcastOp, src=mag.handle, to=x.dtype)
     return _emit(ops.AbsOp, src=x.handle)
 
 
