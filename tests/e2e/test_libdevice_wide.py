@@ -172,3 +172,38 @@ def test_bitcasts_ldexp_norms(backend, rng):
     np.testing.assert_allclose(out_f[2 * N:3 * N], np.sqrt(3.0) * np.abs(f.astype(np.float64)), rtol=3e-7)
     np.testing.assert_allclose(out_f[3 * N:], np.exp(f * np.float32(0.01)), rtol=2e-6)
     np.testing.assert_array_equal(out_d, np.rint(f.astype(np.float64)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn", ["lgamma", "tgamma"])
+def test_gamma(backend, fn, dtype, rng):
+    special = pytest.importorskip("scipy.special", reason="scipy is the reference")
+    x = np.concatenate([rng.uniform(-15, 35, N - 12), [0.5, 1.0, 2.0, 3.0, 1e-8, -0.5, -2.5, 0.0, -0.0,
+                                                      -3.0, np.inf, 170.5]]).astype(dtype)
+    out = np.zeros_like(x)
+    unary_kernel[(1,)](x, out, FN=fn)
+    with np.errstate(all="ignore"):
+        want = (special.gammaln if fn == "lgamma" else special.gamma)(x.astype(np.float64))
+    if fn == "tgamma":
+        want = np.where(x == -3.0, np.nan, want)          # C: NaN at negative integers
+    want = want.astype(dtype)
+    fin = np.isfinite(want)
+    np.testing.assert_array_equal(out[~fin], want[~fin])
+    tol = 1e-11 if dtype == np.float64 else 2e-6
+    np.testing.assert_allclose(out[fin], want[fin], rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exponents_and_nextafter(backend, dtype, rng):
+    x = np.concatenate([rng.standard_normal(N - 8) * 1e3, [0.0, -0.0, np.inf, np.nan, 1.0, 0.75,
+                                                           np.finfo(dtype).tiny / 8, -np.finfo(dtype).max]])
+    x = x.astype(dtype)
+    y = np.concatenate([rng.standard_normal(N - 8) * 1e3, [1.0, -1.0, 0.0, 1.0, 1.0, 0.75, 1.0, 0.0]]).astype(dtype)
+    out = np.zeros_like(x)
+    binary_kernel[(1,)](x, y, out, FN="nextafter")
+    np.testing.assert_array_equal(out, np.nextafter(x, y))
+    logb = np.zeros_like(x)
+    unary_kernel[(1,)](x, logb, FN="logb")
+    with np.errstate(all="ignore"):
+        want = np.where(np.isfinite(x) & (x != 0), np.frexp(x)[1] - 1.0, np.log2(np.abs(x)))
+    np.testing.assert_array_equal(logb, want.astype(dtype))
