@@ -121,3 +121,31 @@ def test_dot_scaled_e2m1_packed_along_m_or_n(backend, kpa, kpb):
     scaled_kernel[(1,)](a, sa, b, sb, out, M=m, N=n, K=k, FA="e2m1", FB="e2m1", KPA=kpa, KPB=kpb)
     want = reference(a, sa, "e2m1", b, sb, "e2m1", kpa, kpb)
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+@tilejit.jit
+def nvfp4_kernel(A, SA, B, SB, OUT, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    a = tl.load(A + tl.arange(0, M)[:, None] * (K // 2) + tl.arange(0, K // 2)[None, :])
+    b = tl.load(B + tl.arange(0, K // 2)[:, None] * N + tl.arange(0, N)[None, :])
+    sa = tl.load(SA.to(tl.pointer_type(tl.float8e4nv)) + tl.arange(0, M)[:, None] * (K // 16)
+                 + tl.arange(0, K // 16)[None, :])
+    sb = tl.load(SB.to(tl.pointer_type(tl.float8e4nv)) + tl.arange(0, N)[:, None] * (K // 16)
+                 + tl.arange(0, K // 16)[None, :])
+    c = tl.dot_scaled(a, sa, "e2m1", b, sb, "e2m1")
+    tl.store(OUT + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], c)
+
+
+def test_dot_scaled_nvfp4_scales(backend):
+    """fp8e4nv scales: one per 16 elements along K, multiplied by their values."""
+    m, n, k = 16, 16, 64
+    g = torch.Generator().manual_seed(3)
+    a = _operand((m, k // 2), "e2m1", g)
+    b = _operand((k // 2, n), "e2m1", g)
+    sa = (torch.rand((m, k // 16), generator=g) * 4 + 0.25).to(torch.float8_e4m3fn)
+    sb = (torch.rand((n, k // 16), generator=g) * 4 + 0.25).to(torch.float8_e4m3fn)
+    out = torch.zeros((m, n), dtype=torch.float32)
+    nvfp4_kernel[(1,)](a, sa.view(torch.uint8), b, sb.view(torch.uint8), out, M=m, N=n, K=k)
+    av = _round(_unpack(a, "e2m1", True) * np.repeat(sa.double().numpy(), 16, axis=1), torch.bfloat16)
+    bv = _round(_unpack(b, "e2m1", False) * np.repeat(sb.double().numpy(), 16, axis=1).T, torch.bfloat16)
+    want = av @ bv
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())

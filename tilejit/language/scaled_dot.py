@@ -4,7 +4,8 @@ existing ops the way Triton emulates it where the hardware has no scaled MMA.
 Each operand is upcast to the compute type -- bf16, or fp16 when either operand's
 format is fp16 -- and multiplied, in that type, by its e8m0 scale (an 8-bit exponent:
 ``2 ** (s - 127)``, as the compute type reads it: 0 gives 0 in bf16; 255 gives NaN),
-one scale per 32 elements along K; then one ``tt.dot`` with fp32 accumulation.
+one scale per 32 elements along K (fp8e4nv scales, NVFP4: their values, one per 16);
+then one ``tt.dot`` with fp32 accumulation.
 Formats: ``e2m1`` (two 4-bit values per uint8, the first in the low bits, packed along
 K, or along M/N when ``lhs_k_pack``/``rhs_k_pack`` is false), ``e4m3``, ``e5m2``
 (uint8 bits or the fp8 type), ``bf16``, ``fp16`` (uint16 bits or the type).
@@ -59,17 +60,21 @@ def _unpack_e2m1(x, along_last):
 
 
 def _scale_factor(scale, comp):
-    """e8m0 exponents -> the compute type: bf16 reads ``s << 7`` as its bits (s = 0 is
-    0); fp16 converts ``2 ** (s - 127)`` from fp32; 255 is NaN either way."""
+    """(scale factors in the compute type, elements per scale along K).  e8m0
+    exponents (uint8; 32 elements each): bf16 reads ``s << 7`` as its bits (s = 0 is
+    0); fp16 converts ``2 ** (s - 127)`` from fp32; 255 is NaN either way.  fp8e4nv
+    scales (NVFP4; 16 elements each) are their values."""
     s = sem.to_tensor(scale)
+    if s.dtype == float8e4nv:
+        return sem.cast(s, comp), 16
     if s.dtype != uint8:
-        raise TypeError(f"dot_scaled: scales must be uint8 (e8m0), got {s.dtype}")
+        raise TypeError(f"dot_scaled: scales must be uint8 (e8m0) or float8e4nv, got {s.dtype}")
     if comp == bfloat16:
         f = sem.bitcast(sem.shl(sem.cast(s, uint16), 7), bfloat16)
     else:
         f = sem.cast(sem.bitcast(sem.shl(sem.cast(s, uint32), 23), float32), float16)
     nan = sem.scalar_constant(float("nan"), comp, f.shape)
-    return st.where(sem.compare(s, 255, "eq"), nan, f)
+    return st.where(sem.compare(s, 255, "eq"), nan, f), 32
 
 
 def _upcast(x, fmt, scale, comp, k_pack, is_rhs):
@@ -83,11 +88,11 @@ def _upcast(x, fmt, scale, comp, k_pack, is_rhs):
     if scale is None:
         return v
     rows, k = (v.shape[1], v.shape[0]) if is_rhs else v.shape
-    f = _scale_factor(scale, comp)
-    if tuple(f.shape) != (rows, k // 32) or k % 32:
+    f, g = _scale_factor(scale, comp)
+    if tuple(f.shape) != (rows, k // g) or k % g:
         raise ValueError(f"dot_scaled: {'rhs' if is_rhs else 'lhs'}_scale must be a tile of shape "
-                         f"[{rows}, {k // 32}] (one e8m0 scale per 32 elements along K), got {list(f.shape)}")
-    f = st.reshape(st.broadcast_impl_shape(st.expand_dims(f, 2), (rows, k // 32, 32)), (rows, k))
+                         f"[{rows}, {k // g}] (one scale per {g} elements along K), got {list(f.shape)}")
+    f = st.reshape(st.broadcast_impl_shape(st.expand_dims(f, 2), (rows, k // g, g)), (rows, k))
     if is_rhs:
         f = st.permute(f, (1, 0))
     return sem.mul(v, f)
