@@ -56,6 +56,7 @@ TRITON_MODULES = {
     "triton.compiler.errors": ("tilejit.compat.driver",),
     "triton.tools": ("tilejit.tools",),
     "triton.tools.tensor_descriptor": ("tilejit.tools.tensor_descriptor",),
+    "triton.tools.mxfp": ("tilejit.tools.mxfp",),
 }
 INDUCTOR_MODULES = {
     name: ("tilejit.compat.inductor",)
