@@ -1,4 +1,5 @@
-"""fp8 dtypes (tl.float8e5 = e5m2, tl.float8e4nv = e4m3fn): conversions only.
+"""fp8 dtypes (tl.float8e5 = e5m2, tl.float8e4nv = e4m3fn, tl.float8e4b15 = e4m3 with
+bias 15): conversions only (the fnuz formats: tests/e2e/test_fp8_fnuz.py).
 
 * every one of the 256 bit patterns survives fp8 -> fp32/fp16/bf16 -> fp8 (NaN as NaN)
   and decodes to the value of an independent decoder written here;
@@ -17,7 +18,8 @@ import tilejit.language as tl
 
 BLOCK = 1024
 # name -> (dtype, exponent bits, mantissa bits, bias, ieee inf/NaN)
-FORMATS = {"e5m2": (tl.float8e5, 5, 2, 15, True), "e4m3fn": (tl.float8e4nv, 4, 3, 7, False)}
+FORMATS = {"e5m2": (tl.float8e5, 5, 2, 15, True), "e4m3fn": (tl.float8e4nv, 4, 3, 7, False),
+           "e4b15": (tl.float8e4b15, 4, 3, 15, False)}     # e4m3fn's codes with bias 15
 
 
 # ------------------------------------------------------------------ reference
@@ -196,7 +198,7 @@ def upcast_kernel(x_ptr, y_ptr, N: tl.constexpr):
     tl.store(y_ptr + o, tl.load(x_ptr + o).to(tl.float32))
 
 
-@pytest.mark.parametrize("fmt", sorted(FORMATS))
+@pytest.mark.parametrize("fmt", ["e4m3fn", "e5m2"])      # the formats torch has
 def test_torch_fp8_tensors(backend, fmt):
     torch = pytest.importorskip("torch")
     if backend == "cuda":
@@ -217,7 +219,7 @@ def select_kernel(x_ptr, y_ptr, n, DT: tl.constexpr, N: tl.constexpr, CASE: tl.c
     if CASE == "other":
         v = tl.load(p + o, mask=o < n, other=0.0)
     elif CASE == "where":
-        v = tl.where(o < n, tl.load(p + o, mask=o < n), tl.full((N,), -2.0, DT))
+        v = tl.where(o < n, tl.load(p + o, mask=o < n), tl.full((N,), -1.5, DT))
     else:
         v = tl.full((N,), 1.75, DT)
     tl.store(y_ptr + o, v.to(tl.float32))
@@ -230,6 +232,6 @@ def test_fp8_select_and_constants(backend, fmt, case):
     y = np.zeros(8, np.float32)
     select_kernel[(1,)](x, y, 4, DT=FORMATS[fmt][0], N=8, CASE=case)
     dec = ref_decode(fmt)[x].astype(np.float32)
-    fill = {"other": 0.0, "where": -2.0}.get(case)
+    fill = {"other": 0.0, "where": -1.5}.get(case)
     want = np.full(8, 1.75, np.float32) if fill is None else np.concatenate([dec, np.full(4, fill, np.float32)])
     np.testing.assert_array_equal(y, want)

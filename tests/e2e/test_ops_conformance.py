@@ -104,3 +104,94 @@ def test_randint4x_offsets_of_every_width(backend, dtype, seed):
     single = np.zeros(n, np.uint32)
     randint_kernel[(1,)](offsets, single, seed, N=n)
     np.testing.assert_array_equal(single, ref[:n])
+
+
+# --------------------------------------------------------------------- reverse scans
+@tilejit.jit
+def _first(a, b):
+    return a
+
+
+@tilejit.jit
+def _roll(a1, b1_last, b1_cur, a2, b2_last, b2_cur):
+    return a1 + a2, tl.where(a2 == 1, b1_cur, 0) + b2_last, b2_cur
+
+
+@tilejit.jit
+def rscan_kernel(X, Z, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr, OP: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(X + offs)
+    if OP == "first":
+        z = tl.associative_scan(x, axis=AXIS, combine_fn=_first, reverse=True)
+    else:
+        _, z, _ = tl.associative_scan((1 + 0 * x, 0 * x, x), axis=AXIS, combine_fn=_roll, reverse=True)
+    tl.store(Z + offs, z)
+
+
+@pytest.mark.parametrize("shape,axis", [((4, 64), 1), ((64, 2), 0), ((3, 12), 1), ((1, 2), 1)])
+@pytest.mark.parametrize("op", ["first", "roll"])
+def test_reverse_scan_non_commutative(backend, shape, axis, op):
+    """A reverse scan keeps the operand order of the combine function (Triton's
+    test_scan2d get_first_element and roll)."""
+    x = np.random.default_rng(3).integers(-50, 50, shape).astype(np.int32)
+    z = np.zeros_like(x)
+    rscan_kernel[(1,)](x, z, M=shape[0], N=shape[1], AXIS=axis, OP=op)
+    if op == "first":      # every output is the last element along the axis
+        want = np.broadcast_to(np.take(x, [-1], axis=axis), shape)
+    else:                  # the element after each one (0 past the end)
+        want = np.roll(np.flip(x, axis), 1, axis=axis)
+        (want[:1] if axis == 0 else want[:, :1])[...] = 0
+        want = np.flip(want, axis)
+    np.testing.assert_array_equal(z, want)
+
+
+# --------------------------------------------------------------------- 3-d dot
+@tilejit.jit
+def dot3d_kernel(Q, K, O, ACC, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, KD: tl.constexpr,
+                 OUT: tl.constexpr, USE_ACC: tl.constexpr):
+    ob = tl.arange(0, B)[:, None, None]
+    om = tl.arange(0, M)[None, :, None]
+    on = tl.arange(0, N)[None, None, :]
+    ok = tl.arange(0, KD)
+    q = tl.load(Q + ob * (M * KD) + om * KD + ok[None, None, :])
+    k = tl.load(K + ob * (KD * N) + ok[None, :, None] * N + on)
+    if USE_ACC:
+        acc = tl.load(ACC + ob * (M * N) + om * N + on)
+        r = tl.dot(q, k, acc, input_precision="ieee")
+    else:
+        r = tl.dot(q, k, input_precision="ieee", out_dtype=OUT)
+    tl.store(O + ob * (M * N) + om * N + on, r)
+
+
+@pytest.mark.parametrize("b,m,n,k", [(1, 16, 16, 16), (2, 16, 32, 16), (4, 32, 16, 32), (3, 8, 8, 16)])
+@pytest.mark.parametrize("dt", ["float32", "float16", "float16->float16", "int8", "float64"])
+def test_dot_3d_batched(backend, b, m, n, k, dt):
+    """Triton's test_dot3d: [B, M, K] @ [B, K, N] per batch item, against numpy."""
+    rng = np.random.default_rng(b * 100 + m)
+    src, _, out = dt.partition("->")
+    if src == "int8":
+        q = rng.integers(-8, 8, (b, m, k)).astype(np.int8)
+        kk = rng.integers(-8, 8, (b, k, n)).astype(np.int8)
+        o, odt = np.zeros((b, m, n), np.int32), tl.int32
+    else:
+        q = rng.standard_normal((b, m, k)).astype(src)
+        kk = rng.standard_normal((b, k, n)).astype(src)
+        odt = {"float16": tl.float16, "": tl.float32}[out] if src != "float64" else tl.float64
+        o = np.zeros((b, m, n), {"float16": np.float16}.get(out, np.float64 if src == "float64" else np.float32))
+    dot3d_kernel[(1,)](q, kk, o, o, B=b, M=m, N=n, KD=k, OUT=odt, USE_ACC=False)
+    want = np.matmul(q.astype(np.float64), kk.astype(np.float64))
+    if src == "int8":
+        np.testing.assert_array_equal(o, want.astype(np.int32))
+    else:
+        tol = {np.float16: 2e-2, np.float32: 1e-4, np.float64: 1e-10}[o.dtype.type]
+        np.testing.assert_allclose(o.astype(np.float64), want, rtol=tol, atol=tol * k)
+
+
+def test_dot_3d_accumulates(backend):
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((2, 16, 16)).astype(np.float32)
+    kk = rng.standard_normal((2, 16, 16)).astype(np.float32)
+    acc = rng.standard_normal((2, 16, 16)).astype(np.float32)
+    o = np.zeros_like(acc)
+    dot3d_kernel[(1,)](q, kk, o, acc, B=2, M=16, N=16, KD=16, OUT=tl.float32, USE_ACC=True)
+    np.testing.assert_allclose(o, np.matmul(q.astype(np.float64), kk) + acc, rtol=1e-4, atol=1e-4)

@@ -67,6 +67,7 @@ TRITON_MODULES = {
     "triton.runtime.cache": ("tilejit.compat.triton_api.cache",),
     "triton.runtime.interpreter": ("tilejit.compat.triton_api.interpreter",),
     "triton.tools.tensor_descriptor": ("tilejit.tools.tensor_descriptor",),
+    "triton.tools.mxfp": ("tilejit.tools.mxfp",),
 }
 INDUCTOR_MODULES = {
     name: ("tilejit.compat.inductor",)

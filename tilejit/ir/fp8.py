@@ -1,5 +1,6 @@
-"""8-bit float formats (``fp8e5`` = e5m2, ``fp8e4nv`` = e4m3fn): parameters and an exact
-numpy codec shared by the interpreter and by constant folding in the backends.
+"""8-bit float formats (``fp8e5`` = e5m2, ``fp8e4nv`` = e4m3fn, ``fp8e4b15`` = e4m3 with
+bias 15, ``fp8e4b8`` = e4m3fnuz, ``fp8e5b16`` = e5m2fnuz): parameters and an exact numpy
+codec shared by the interpreter and by constant folding in the backends.
 
 Values are stored as uint8 bit patterns.  Conversions go through float32 (exact for
 every fp8 value and for fp16/bf16 inputs, so one rounding happens):
@@ -7,7 +8,10 @@ every fp8 value and for fp16/bf16 inputs, so one rounding happens):
 * float32 -> fp8 rounds to nearest even.  e5m2 follows IEEE: finite overflow and
   +-inf give +-inf, NaN gives NaN (0x7E | sign).  e4m3fn has no infinity and, like
   Triton's ``cvt.rn.satfinite`` lowering, saturates finite overflow and +-inf to
-  +-448 (0x7E | sign); NaN gives 0x7F | sign.
+  +-448 (0x7E | sign); NaN gives 0x7F | sign.  e4b15 is e4m3fn with bias 15 (max 1.75).
+  The fnuz formats (e4b8, e5b16) have no infinity and no negative zero: every code
+  but 0x80 (their one NaN) is finite; overflow, +-inf and NaN give 0x80 (as torch and
+  LLVM's APFloat convert), and a result that rounds to zero is +0.
 * fp8 -> float32 is exact.
 """
 from __future__ import annotations
@@ -26,6 +30,7 @@ class Fp8Format:
     ieee: bool          # True: inf/NaN at exponent all-ones (e5m2); False: e4m3fn
     max_code: int       # largest finite magnitude code (saturation target / inf code)
     nan_code: int       # quiet NaN code written for NaN inputs (without sign)
+    fnuz: bool = False  # no -0: 0x80 is the only NaN, every other code finite
 
     @property
     def emin(self) -> int:
@@ -34,7 +39,10 @@ class Fp8Format:
 
 E5M2 = Fp8Format("fp8e5", 5, 2, 15, True, 0x7C, 0x7E)      # 0x7C is +inf for e5m2
 E4M3FN = Fp8Format("fp8e4nv", 4, 3, 7, False, 0x7E, 0x7F)
-FORMATS = {E5M2.name: E5M2, E4M3FN.name: E4M3FN}
+E4M3B15 = Fp8Format("fp8e4b15", 4, 3, 15, False, 0x7E, 0x7F)
+E4M3FNUZ = Fp8Format("fp8e4b8", 4, 3, 8, False, 0x7F, 0x80, fnuz=True)
+E5M2FNUZ = Fp8Format("fp8e5b16", 5, 2, 16, False, 0x7F, 0x80, fnuz=True)
+FORMATS = {f.name: f for f in (E5M2, E4M3FN, E4M3B15, E4M3FNUZ, E5M2FNUZ)}
 
 
 def fmt_of(dt):
@@ -60,7 +68,11 @@ def f32_to_fp8(x, fmt: Fp8Format) -> np.ndarray:
     lsb_s = (m >> s) & 1
     sub = (m + (np.int64(1) << (s - 1)) - 1 + lsb_s) >> s
     r = np.where(e >= fmt.emin, normal, sub)
-    r = np.minimum(r, fmt.max_code)
+    if fmt.fnuz:                                    # overflow is NaN; no negative zero
+        r = np.where(r > fmt.max_code, fmt.nan_code, r)
+        sign = np.where(r == 0, 0, sign)
+    else:
+        r = np.minimum(r, fmt.max_code)
     r = np.where(a > 0x7F800000, fmt.nan_code, r)
     return (sign | r).astype(np.uint8)
 
@@ -79,6 +91,8 @@ def fp8_to_f32(bits, fmt: Fp8Format) -> np.ndarray:
         top = (1 << fmt.ebits) - 1
         val = np.where((e == top) & (m == 0), np.inf, val)
         val = np.where((e == top) & (m != 0), np.nan, val)
+    elif fmt.fnuz:
+        val = np.where(b == 0x80, np.nan, val)
     else:
         val = np.where(mag == 0x7F, np.nan, val)
     return (sign * val).astype(np.float32)

@@ -64,6 +64,16 @@ class DType:
         return self.bits
 
     @property
+    def fp_mantissa_width(self) -> int:
+        """Stored mantissa bits of a float type (Triton's ``dtype.fp_mantissa_width``)."""
+        return _FP_LAYOUT[self.name][0]
+
+    @property
+    def exponent_bias(self) -> int:
+        """Exponent bias of a float type (Triton's ``dtype.exponent_bias``)."""
+        return _FP_LAYOUT[self.name][1]
+
+    @property
     def itemsize(self) -> int:
         return max(1, self.bits // 8)
 
@@ -208,7 +218,10 @@ float32 = _dt("fp32", "float", 32)
 float64 = _dt("fp64", "float", 64)
 float8e5 = _dt("fp8e5", "float", 8)       # e5m2 (IEEE-like inf/NaN), stored as uint8 bits
 float8e4nv = _dt("fp8e4nv", "float", 8)   # e4m3fn (no inf, NaN = S.1111.111), stored as uint8 bits
-FP8_DTYPES = (float8e5, float8e4nv)
+float8e4b15 = _dt("fp8e4b15", "float", 8)  # e4m3 with bias 15 (no inf, NaN = S.1111.111)
+float8e4b8 = _dt("fp8e4b8", "float", 8)    # e4m3fnuz, bias 8 (no inf, no -0, NaN = 0x80)
+float8e5b16 = _dt("fp8e5b16", "float", 8)  # e5m2fnuz, bias 16 (no inf, no -0, NaN = 0x80)
+FP8_DTYPES = (float8e5, float8e4nv, float8e4b15, float8e4b8, float8e5b16)
 
 ALL_DTYPES = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
               float16, bfloat16, float32, float64)
@@ -218,11 +231,19 @@ _ALIASES = {"i1": int1, "bool": int1, "i8": int8, "i16": int16, "i32": int32, "i
             "float16": float16, "bfloat16": bfloat16, "float32": float32, "float64": float64,
             "f16": float16, "f32": float32, "f64": float64,
             "float8e5": float8e5, "float8e4nv": float8e4nv, "fp8e4m3fn": float8e4nv,
-            "fp8e5m2": float8e5}
+            "fp8e5m2": float8e5, "float8e4b15": float8e4b15, "float8e4b8": float8e4b8,
+            "float8e5b16": float8e5b16}
 _NUMPY_NAMES = {"int1": "bool", "int8": "int8", "int16": "int16", "int32": "int32",
                 "int64": "int64", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32",
                 "uint64": "uint64", "fp16": "float16", "bf16": "uint16", "fp32": "float32",
-                "fp64": "float64", "fp8e5": "uint8", "fp8e4nv": "uint8"}
+                "fp64": "float64", "fp8e5": "uint8", "fp8e4nv": "uint8", "fp8e4b15": "uint8",
+                "fp8e4b8": "uint8", "fp8e5b16": "uint8"}
+
+
+# float types: (stored mantissa bits, exponent bias), as Triton's dtype reports them
+_FP_LAYOUT = {"fp8e4b15": (3, 15), "fp8e4nv": (3, 7), "fp8e4b8": (3, 8), "fp8e5": (2, 15),
+              "fp8e5b16": (2, 16), "fp16": (10, 15), "bf16": (7, 127), "fp32": (23, 127),
+              "fp64": (52, 1023)}
 
 
 def dtype_from_name(name: str):
@@ -238,7 +259,8 @@ def dtype_from_name(name: str):
     raise ValueError(f"unknown dtype name {name!r}")
 
 
-_FROM_NUMPY = {np.dtype(v): _BY_NAME[k] for k, v in _NUMPY_NAMES.items() if k not in ("bf16", "fp8e5", "fp8e4nv")}
+_FROM_NUMPY = {np.dtype(v): _BY_NAME[k] for k, v in _NUMPY_NAMES.items()
+               if k != "bf16" and not k.startswith("fp8")}
 
 
 def dtype_from_numpy(dt) -> DType:

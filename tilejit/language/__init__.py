@@ -5,11 +5,11 @@ Philox random numbers from ``random``.  Type and shape rules live in ``semantic`
 """
 from .core import (constexpr, const, tensor, dtype, pointer_type, block_type, void, int1, int8, int16, int32,
                    int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64,
-                   float8e5, float8e4nv, is_builtin, PropagateNan)
+                   float8e5, float8e4nv, float8e4b15, float8e4b8, float8e5b16, is_builtin, PropagateNan)
 from .standard import (program_id, num_programs, arange, full, zeros, zeros_like, full_like, to_tensor,
                        cast, broadcast_to, broadcast, reshape, view, ravel, expand_dims, permute, trans, join, split, interleave, cat, flip, sort,
                        load, store, where, minimum, maximum, clamp, cdiv, sigmoid, softmax, add, sub, mul,
-                       fdiv, reduce, map_elementwise, cumsum, sum, max, min, argmax, argmin, xor_sum, dot, multiple_of, max_contiguous,
+                       fdiv, reduce, map_elementwise, cumsum, sum, max, min, argmax, argmin, xor_sum, dot, dot_scaled, multiple_of, max_contiguous,
                        max_constancy, assume, debug_barrier, range, condition, static_range, static_assert, static_print,
                        device_assert, device_print)
 from .math import (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, erf, tanh, abs, fma, umulhi,
@@ -33,16 +33,3 @@ TRITON_MAX_TENSOR_NUMEL = 1 << 20
 
 
 __all__ = [n for n in dir() if not n.startswith("_")]
-
-_UNSUPPORTED = {
-    "dot_scaled": "scaled dot", "float8e4b15": "fp8 types", "float8e4b8": "fp8 types",
-    "float8e5b16": "fp8 types",
-}
-
-
-def __getattr__(name):
-    if name in _UNSUPPORTED:
-        raise AttributeError(f"tilejit does not support tl.{name} ({_UNSUPPORTED[name]} are not implemented)"
-                             if _UNSUPPORTED[name].endswith("s") else
-                             f"tilejit does not support tl.{name} ({_UNSUPPORTED[name]} is not implemented)")
-    raise AttributeError(f"module 'tilejit.language' has no attribute '{name}'")

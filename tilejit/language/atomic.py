@@ -39,12 +39,31 @@ def _pointer(ptr, what):
 
 
 def _check_kind(kind, el, what):
+    """Triton's rules: 16-bit floats take only ``add``; 16-bit ints and anything
+    narrower (int8, fp8) have no read-modify-write atomics."""
     if kind in ("and", "or", "xor") and not el.is_int():
         raise TypeError(f"tl.{what} needs an integer pointee, got {el}")
-    if kind in ("max", "min") and el.is_floating() and el.bits < 32:
-        raise TypeError(f"tl.{what} does not support {el}")
-    if el.is_floating() and el.bits < 32 and el.name == "bf16":
-        raise TypeError(f"tl.{what} does not support {el}")
+    if el.is_floating() and el.bits == 16 and kind != "add":
+        raise ValueError(f"tl.{what} does not support {el}")
+    if el.bits < 16 or (el.is_int() and el.bits == 16):
+        raise ValueError(f"tl.{what} does not support {el} (atomic read-modify-write needs "
+                         f"a 16-bit float or an element of 32 or 64 bits)")
+
+
+# tensor_descriptor.atomic_*: the element types of Triton's fallback (non-TMA) lowering
+_DESCRIPTOR_KINDS = {"add": ("uint32", "int32", "uint64", "fp32", "fp16", "bf16"),
+                     "min": ("uint32", "int32", "uint64", "int64"),
+                     "max": ("uint32", "int32", "uint64", "int64"),
+                     "and": ("uint32", "int32", "uint64", "int64"),
+                     "or": ("uint32", "int32", "uint64", "int64"),
+                     "xor": ("uint32", "int32", "uint64", "int64")}
+
+
+def check_descriptor_kind(kind, el):
+    """Reject a ``tensor_descriptor.atomic_<kind>`` on an element type Triton rejects."""
+    if el.name not in _DESCRIPTOR_KINDS[kind]:
+        raise ValueError(f"tensor_descriptor.atomic_{kind} does not support {el}; supported: "
+                         f"{', '.join(_DESCRIPTOR_KINDS[kind])}")
 
 
 def atomic_rmw(kind, ptr, val, mask, sem, scope, what):
@@ -94,6 +113,8 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None):
     """Atomically, where the value at ``pointer`` equals ``cmp``, store ``val``; returns
     the old values (a lane's swap happened iff its result equals ``cmp``)."""
     ptr, el = _pointer(pointer, "atomic_cas")
+    if el.bits not in (16, 32, 64):
+        raise ValueError(f"tl.atomic_cas needs elements of 16, 32 or 64 bits, got {el}")
     sem, scope = _sem_scope(sem, scope)
     cmp, val = to_tensor(cmp), to_tensor(val)
     shape = broadcast_shapes(broadcast_shapes(ptr.shape, cmp.shape), val.shape)

@@ -256,7 +256,8 @@ class tensor_descriptor:  # noqa: N801
         return st.store(ptrs, value, mask)
 
     def _atomic(self, kind, offsets, value):
-        from .atomic import atomic_rmw
+        from .atomic import atomic_rmw, check_descriptor_kind
+        check_descriptor_kind(kind, self.dtype)
         ptrs, mask = self._ptrs_mask(offsets)
         atomic_rmw(kind, ptrs, value, mask, None, None, f"tensor_descriptor.atomic_{kind}")
 

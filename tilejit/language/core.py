@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 from ..ir.types import (DType, PointerType, TileType, int1, int8, int16, int32, int64, uint8, uint16,
                         uint32, uint64, float16, bfloat16, float32, float64, ALL_DTYPES,
-                        float8e5, float8e4nv)
+                        float8e5, float8e4nv, float8e4b15, float8e4b8, float8e5b16)
 
 dtype = DType
 block_type = TileType
@@ -445,4 +445,5 @@ def tensor_member(fn):
 
 __all__ = ["constexpr", "tensor", "dtype", "pointer_type", "block_type", "builtin", "is_builtin",
            "current_builder", "building", "PropagateNan", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
-           "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "float8e5", "float8e4nv", "ALL_DTYPES", "void"]
+           "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "float8e5", "float8e4nv",
+           "float8e4b15", "float8e4b8", "float8e5b16", "ALL_DTYPES", "void"]

@@ -3,11 +3,12 @@
 * ``reduce_tree``: a pairwise tree along the axis (reshape to ``(n/2, 2)``, split,
   combine) — ``log2(n)`` applications of the combine function, O(n) work, exact
   data movement (split is an xor reduction over the bit patterns).
-* ``scan``: recursive pairing along the axis — scan the sums of pairs ``(2k,
-  2k+1)`` (the odd outputs), then each even output is the previous odd output
-  combined with its element; the shift by one is itself splits and interleaves.
-  O(n) work, O(log^2 n) ops, no identity element needed.  ``reverse`` flips, scans,
-  flips back (as Triton does).
+* ``scan``: recursive pairing along the axis — the exclusive scan of the sums of
+  pairs ``(2k, 2k+1)`` gives the exclusive scan of the elements (Blelloch's
+  down-sweep, the edge lane masked instead of an identity element), then each
+  output is its exclusive prefix combined with its element.  O(n) work, O(log n)
+  ops.  ``reverse`` runs the same recursion mirrored, without flips (flips and
+  shifts built of splits made the IR so large that LLVM took minutes at n = 1024).
 * ``histogram``: counts by comparison against every bin (O(n * bins)).
 
 Combine functions here are Python callables ``combine(a: tuple, b: tuple) -> tuple``;
@@ -120,18 +121,19 @@ def scan(inputs, axis, combine, reverse=False):
     if rank == 0:
         raise ValueError("associative_scan needs a tile")
     axis = _norm_axis(axis, rank, "scan")
-    if reverse:
+    n = inputs[0].shape[axis]
+    if reverse and n & (n - 1):     # not a power of two: padding must not precede real lanes
         flipped = tuple(st.flip(x, axis) for x in inputs)
         return tuple(st.flip(o, axis) for o in scan(flipped, axis, combine, False))
-    if inputs[0].shape[axis] == 1:
+    if n == 1:
         return inputs
     perm = tuple(d for d in range(rank) if d != axis) + (axis,)
     inv = tuple(perm.index(d) for d in range(rank))
     xs = tuple(st.permute(x, perm) for x in inputs)
-    if xs[0].shape[-1] & (xs[0].shape[-1] - 1):    # not a power of two: padded at the end
+    if n & (n - 1):    # not a power of two: padded at the end
         out = nonpow2.scan_padded(xs, xs[0].shape[:-1], lambda p, lead: _scan_last(p, combine, lead))
     else:
-        out = _scan_last(xs, combine, xs[0].shape[:-1])
+        out = _scan_last(xs, combine, xs[0].shape[:-1], reverse)
     return tuple(st.permute(o, inv) for o in out)
 
 
@@ -146,27 +148,41 @@ def _interleave(evens, odds):
     return tuple(st.interleave(e, o) for e, o in zip(evens, odds))
 
 
-def _scan_last(xs, combine, lead):
-    """Scan along the last dim: scan the pair sums (odd outputs), then each even
-    output is the previous odd output combined with its element.  O(n) work."""
+def _scan_last(xs, combine, lead, reverse=False):
+    """Inclusive scan along the last dim: each output is the exclusive prefix combined
+    with its element (the first lane, or the last when ``reverse``, is its element).
+    A reverse scan combines from the end (``out[k] = x[n-1] + ... + x[k]``, Triton's
+    flip-scan-flip) without flipping."""
+    if xs[0].shape[-1] == 1:
+        return xs
+    ex = _exclusive_last(xs, combine, lead, reverse)
+    edge = _edge_lane(xs[0].shape, lead, reverse)
+    out = _apply(combine, ex, xs, xs)
+    return tuple(st.where(edge, x, o) for x, o in zip(xs, out))
+
+
+def _edge_lane(shape, lead, reverse):
+    """int1 tile: the lane has no predecessor (index 0, or the last when ``reverse``)."""
+    return sem.compare(st._axis_index(shape, len(lead)), shape[-1] - 1 if reverse else 0, "eq")
+
+
+def _exclusive_last(xs, combine, lead, reverse):
+    """Exclusive scan along the last dim (the edge lane's value unspecified), from the
+    exclusive scan of the pair sums (Blelloch's down-sweep, no identity needed):
+    ex[2k] = E[k], ex[2k+1] = E[k] + x[2k] (x[0] for k = 0); mirrored when ``reverse``.
+    O(n) work and O(log n) ops."""
     if xs[0].shape[-1] == 1:
         return xs
     los, his = _pairs(xs, lead)
-    t = _scan_last(_apply(combine, los, his, los), combine, lead)
-    prev = _shift_last(t, lead)
-    ev = _apply(combine, prev, los, los)
-    first = sem.compare(st._axis_index(los[0].shape, len(lead)), 0, "eq")
-    ev = tuple(st.where(first, lo, e) for lo, e in zip(los, ev))
-    return _interleave(ev, t)
-
-
-def _shift_last(ts, lead):
-    """``s[k] = t[k-1]`` along the last dim (``s[0]`` unspecified), from splits and
-    interleaves: s[2j+1] = t[2j] and s[2j] = shift(t[odd])[j]."""
-    if ts[0].shape[-1] == 1:
-        return ts
-    evens, odds = _pairs(ts, lead)
-    return _interleave(_shift_last(odds, lead), evens)
+    if reverse:
+        e = _exclusive_last(_apply(combine, his, los, los), combine, lead, True)
+        edge = _edge_lane(los[0].shape, lead, True)
+        ev = tuple(st.where(edge, h, c) for h, c in zip(his, _apply(combine, e, his, his)))
+        return _interleave(ev, e)
+    e = _exclusive_last(_apply(combine, los, his, los), combine, lead, False)
+    edge = _edge_lane(los[0].shape, lead, False)
+    od = tuple(st.where(edge, lo, c) for lo, c in zip(los, _apply(combine, e, los, los)))
+    return _interleave(e, od)
 
 
 def _scan_dtype(x):

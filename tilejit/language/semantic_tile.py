@@ -385,8 +385,11 @@ _PRECISIONS = ("tf32", "tf32x3", "ieee")
 def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
         out_dtype=float32):
     a, b = to_tensor(a), to_tensor(b)
+    if len(a.shape) == 3 and len(b.shape) == 3:
+        return _batched_dot(a, b, acc, (input_precision, allow_tf32, max_num_imprecise_acc, out_dtype))
     if len(a.shape) != 2 or len(b.shape) != 2:
-        raise ValueError(f"dot needs 2-d operands, got shapes {list(a.shape)} and {list(b.shape)}")
+        raise ValueError(f"dot needs 2-d operands (or 3-d: a batch), got shapes {list(a.shape)} and "
+                         f"{list(b.shape)}")
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"dot: first input shape {list(a.shape)} and second input shape {list(b.shape)} "
                          f"are not compatible (inner dimensions {a.shape[1]} != {b.shape[0]})")
@@ -424,6 +427,42 @@ def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise
                  max_num_imprecise_acc=max_num_imprecise_acc)
 
 
+def _batch_item(x, i):
+    """``x[i]`` along the first dimension, bit-exact (a one-hot select and an xor
+    reduction of the bit patterns)."""
+    ity = _int_of(x.dtype)
+    bits = x if x.dtype == ity else _emit(ops.BitcastOp, src=x.handle, to=ity)
+    hit = _emit(ops.CmpOp, lhs=_axis_index(x.shape, 0).handle,
+                rhs=scalar_constant(i, int32, x.shape).handle, pred="eq")
+    part = _emit(ops.SelectOp, cond=hit.handle, true_value=bits.handle,
+                 false_value=scalar_constant(0, ity, x.shape).handle)
+    r = _emit(ops.ReduceOp, src=part.handle, kind="xor_sum", axis=0)
+    return r if x.dtype == ity else _emit(ops.BitcastOp, src=r.handle, to=x.dtype)
+
+
+def _batched_dot(a, b, acc, options):
+    """``[B, M, K] @ [B, K, N] (+ acc [B, M, N])``: one 2-d dot per batch item (B is
+    a compile-time size), the results placed back by one-hot selects."""
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"dot: batch sizes differ: shapes {list(a.shape)} and {list(b.shape)}")
+    nb, m, n = a.shape[0], a.shape[1], b.shape[2]
+    if acc is not None:
+        acc = to_tensor(acc)
+        if acc.shape != (nb, m, n):
+            raise ValueError(f"dot accumulator shape {list(acc.shape)} != {[nb, m, n]}")
+    out = None
+    for i in range(nb):
+        d = dot(_batch_item(a, i), _batch_item(b, i), None if acc is None else _batch_item(acc, i), *options)
+        wide = broadcast_impl_shape(expand_dims(d, 0), (nb, m, n))
+        if out is None:
+            out = wide
+            continue
+        hit = _emit(ops.CmpOp, lhs=_axis_index(out.shape, 0).handle,
+                    rhs=scalar_constant(i, int32, out.shape).handle, pred="eq")
+        out = _emit(ops.SelectOp, cond=hit.handle, true_value=wide.handle, false_value=out.handle)
+    return out
+
+
 # ---------------------------------------------------------------------------
 # elementwise math
 # ---------------------------------------------------------------------------
@@ -445,6 +484,14 @@ def abs(x):
         raise TypeError("abs of a pointer")
     if x.dtype.is_int_unsigned() or x.dtype.is_bool():
         return x
+    if x.dtype.is_fp8():        # clear the sign bit (an fnuz format's NaN, 0x80, stays)
+        from ..ir.fp8 import fmt_of
+        bits = _emit(ops.BitcastOp, src=x.handle, to=uint8)
+        mag = _emit(ops.AndOp, lhs=bits.handle, rhs=scalar_constant(0x7F, uint8, x.shape).handle)
+        if fmt_of(x.dtype).fnuz:
+            nan = _emit(ops.CmpOp, lhs=bits.handle, rhs=scalar_constant(0x80, uint8, x.shape).handle, pred="eq")
+            mag = _emit(ops.SelectOp, cond=nan.handle, true_value=bits.handle, false_value=mag.handle)
+        return _emit(ops.BitcastOp, src=mag.handle, to=x.dtype)
     return _emit(ops.AbsOp, src=x.handle)
 
 

@@ -431,9 +431,25 @@ def cumsum(input, axis=0, reverse=False, dtype=None):
 @builtin
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
         out_dtype=float32):
-    """Matrix product of 2-d tiles ``input @ other`` (+ ``acc``).  int8 inputs give int32,
-    fp64 gives fp64, other float inputs give ``out_dtype`` (fp32 by default)."""
+    """Matrix product of 2-d tiles ``input @ other`` (+ ``acc``), or of 3-d tiles batch by
+    batch (``[B, M, K] @ [B, K, N] -> [B, M, N]``).  int8 inputs give int32, fp64 gives
+    fp64, other float inputs give ``out_dtype`` (fp32 by default)."""
     return st.dot(input, other, acc, input_precision, allow_tf32, max_num_imprecise_acc, out_dtype)
+
+
+@builtin
+def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None, fast_math=False,
+               lhs_k_pack=True, rhs_k_pack=True, out_dtype=float32):
+    """Matrix product of 2-d tiles in microscaling formats (fp32 result, + ``acc``).
+    ``lhs`` [M, K] and ``rhs`` [K, N] are in ``lhs_format``/``rhs_format`` -- ``e2m1``
+    (two per uint8, first in the low bits, packed along K or, with ``*_k_pack=False``,
+    along M/N), ``e4m3``, ``e5m2``, ``bf16``, ``fp16``; ``lhs_scale`` [M, K//32] and
+    ``rhs_scale`` [N, K//32] are uint8 e8m0 exponents (or None).  Computed as Triton
+    emulates it: both operands upcast to bf16 (fp16 if either is fp16) and scaled,
+    then one dot with fp32 accumulation."""
+    from .scaled_dot import dot_scaled_impl
+    return dot_scaled_impl(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc, fast_math,
+                           lhs_k_pack, rhs_k_pack, out_dtype)
 
 
 # ---------------------------------------------------------------------------

@@ -80,7 +80,8 @@ _TORCH_DTYPES = {"torch.bool": "int1", "torch.int8": "int8", "torch.int16": "int
                  "torch.int32": "int32", "torch.int64": "int64", "torch.uint8": "uint8",
                  "torch.uint16": "uint16", "torch.uint32": "uint32", "torch.uint64": "uint64",
                  "torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.float32": "fp32",
-                 "torch.float64": "fp64", "torch.float8_e5m2": "fp8e5", "torch.float8_e4m3fn": "fp8e4nv"}
+                 "torch.float64": "fp64", "torch.float8_e5m2": "fp8e5", "torch.float8_e4m3fn": "fp8e4nv",
+                 "torch.float8_e4m3fnuz": "fp8e4b8", "torch.float8_e5m2fnuz": "fp8e5b16"}
 
 
 def describe_torch(t) -> ArrayInfo:

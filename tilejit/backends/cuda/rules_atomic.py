@@ -72,14 +72,19 @@ def _fence(lw, op, ordering):
     lw.b.fence(ordering, _SYNCSCOPE[op.scope])
 
 
-def ptx_atom_op(kind, el):
+def ptx_atom_op(kind, el, arch=90):
     """``op.type`` of the PTX ``atom`` instruction for ``kind`` on ``el`` ('cas' for
-    compare-and-swap), or None where PTX has none (float max/min, 16-bit xchg/cas...)."""
+    compare-and-swap) on ``sm_<arch>``, or None where PTX has none (float max/min,
+    16-bit xchg, bf16 add before sm_90: LLVM's CAS loops)."""
     if isinstance(el, T.PointerType) or el.kind not in ("int", "uint", "float"):
         return None
     bits, fl = el.bits, el.kind == "float"
     if bits == 16:
-        return "add.noftz.f16" if fl and kind == "add" else None
+        if kind == "cas":
+            return "cas.b16"
+        if fl and kind == "add" and (el.name == "fp16" or arch >= 90):
+            return f"add.noftz.{'bf16' if el.name == 'bf16' else 'f16'}"
+        return None
     if bits not in (32, 64):
         return None
     if kind in ("xchg", "cas"):
@@ -188,7 +193,7 @@ def _atomic_rmw(lw, op):
     ptrs = lw.get(op.ptr).regs
     vals = lw.get(op.val).regs
     masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
-    name = ptx_atom_op(op.kind, el) if ORDERED_ATOM_ASM else None
+    name = ptx_atom_op(op.kind, el, lw.arch) if ORDERED_ATOM_ASM else None
     asm = None if name is None else \
         (lambda s, sem, c: _asm_atom(lw, name, sem, op.scope, el, ptrs[s], [vals[s]], c))
     return _lower(lw, op, lambda s: emit_rmw(lw.b, op.kind, el, ptrs[s], vals[s], "relaxed"), masks, asm)
@@ -199,7 +204,7 @@ def _atomic_cas(lw, op):
     el = op.result.type.element
     ptrs = lw.get(op.ptr).regs
     cmps, vals = lw.get(op.cmp).regs, lw.get(op.val).regs
-    name = ptx_atom_op("cas", el) if ORDERED_ATOM_ASM else None
+    name = ptx_atom_op("cas", el, lw.arch) if ORDERED_ATOM_ASM else None
     asm = None if name is None else \
         (lambda s, sem, c: _asm_atom(lw, name, sem, op.scope, el, ptrs[s], [cmps[s], vals[s]], c))
     return _lower(lw, op, lambda s: emit_cas(lw.b, el, ptrs[s], cmps[s], vals[s], "relaxed"),

@@ -21,17 +21,43 @@ def rmw_opcode(kind: str, dt) -> str:
 
 
 def supported(dt) -> bool:
-    """Element types with atomics here: 32/64-bit ints and floats, and fp16."""
+    """Element types with atomics here: 16/32/64-bit ints and floats (the language
+    allows only add on 16-bit floats and only compare-and-swap on 16-bit ints)."""
     if dt.is_ptr() or dt.kind not in ("int", "uint", "float"):
         return False
-    return dt.bits in (32, 64) or dt.name == "fp16"
+    return dt.bits in (16, 32, 64)
 
 
 def emit_rmw(b: ir.IRBuilder, kind: str, dt, ptr, val, sem: str):
-    """``atomicrmw`` at ``ptr``; returns the old value (LLVM value type of ``dt``)."""
+    """``atomicrmw`` at ``ptr``; returns the old value (LLVM value type of ``dt``).
+    A bf16 held as its 16 bits (no LLVM bfloat type: the CPU backend) adds through a
+    compare-and-swap loop on the 16-bit word, the sum rounded to nearest even."""
     if not supported(dt):
         raise NotImplementedError(f"atomics on {dt}")
+    if dt.name == "bf16" and isinstance(val.type, ir.IntType):
+        from .scalar import bf16_to_f32, f32_to_bf16
+        return emit_cas_loop(b, ptr, val.type, sem,
+                             lambda old: f32_to_bf16(b, b.fadd(bf16_to_f32(b, old), bf16_to_f32(b, val))))
     return b.atomic_rmw(rmw_opcode(kind, dt), ptr, val, ORDERING[sem])
+
+
+def emit_cas_loop(b: ir.IRBuilder, ptr, ity, sem: str, update):
+    """``old = *ptr; do new = update(old) while !cmpxchg(ptr, old, new)``; returns the
+    value found before the successful swap (an integer of type ``ity``)."""
+    first = b.load_atomic(ptr, "monotonic", ity.width // 8, typ=ity)
+    pre = b.block
+    loop = b.append_basic_block("cas.loop")
+    done = b.append_basic_block("cas.done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    old = b.phi(ity)
+    old.add_incoming(first, pre)
+    pair = b.cmpxchg(ptr, old, update(old), ORDERING[sem], FAIL_ORDERING[sem])
+    seen = b.extract_value(pair, 0)
+    old.add_incoming(seen, b.block)
+    b.cbranch(b.extract_value(pair, 1), done, loop)
+    b.position_at_end(done)
+    return seen
 
 
 def emit_cas(b: ir.IRBuilder, dt, ptr, cmp, val, sem: str):
@@ -39,12 +65,9 @@ def emit_cas(b: ir.IRBuilder, dt, ptr, cmp, val, sem: str):
     if not supported(dt):
         raise NotImplementedError(f"atomics on {dt}")
     ity = ir.IntType(dt.bits)
-    if dt.kind == "float":
+    vty = val.type
+    if vty != ity:
         cmp, val = b.bitcast(cmp, ity), b.bitcast(val, ity)
     pair = b.cmpxchg(ptr, cmp, val, ORDERING[sem], FAIL_ORDERING[sem])
     old = b.extract_value(pair, 0)
-    return b.bitcast(old, _float_type(dt)) if dt.kind == "float" else old
-
-
-def _float_type(dt):
-    return {16: ir.HalfType(), 32: ir.FloatType(), 64: ir.DoubleType()}[dt.bits]
+    return b.bitcast(old, vty) if vty != ity else old

@@ -1,4 +1,4 @@
-"""fp8 (e5m2 / e4m3fn) <-> float32 conversions as integer bit manipulation on llvmlite
+"""fp8 (e5m2 / e4m3fn / e4b15 / e4m3fnuz / e5m2fnuz) <-> float32 conversions as integer bit manipulation on llvmlite
 values (scalars or vectors); shared by the CPU and CUDA backends.  fp8 values are i8
 bit patterns.  Semantics as in :mod:`tilejit.ir.fp8` (round to nearest even; e5m2
 overflows to inf, e4m3fn saturates to +-448; NaN stays NaN); decoding is exact.
@@ -43,7 +43,10 @@ def f32_to_fp8(b: ir.IRBuilder, v, fmt: Fp8Format):
     sub = b.lshr(b.add(b.add(m, half_m1), lsb_s), s)
     is_normal = b.icmp_signed(">=", exp, _k(exp, fmt.emin + 127))
     r = b.select(is_normal, normal, sub)
-    r = b.select(b.icmp_signed(">", r, _k(r, fmt.max_code)), _k(r, fmt.max_code), r)
+    over = b.icmp_signed(">", r, _k(r, fmt.max_code))
+    r = b.select(over, _k(r, fmt.nan_code if fmt.fnuz else fmt.max_code), r)
+    if fmt.fnuz:                                    # overflow is NaN; no negative zero
+        sign = b.select(b.icmp_unsigned("==", r, _k(r, 0)), _k(sign, 0), sign)
     r = b.select(b.icmp_unsigned(">", a, _k(a, 0x7F800000)), _k(r, fmt.nan_code), r)
     return b.trunc(b.or_(sign, r), _like(v, _I8))
 
@@ -65,6 +68,9 @@ def fp8_to_f32(b: ir.IRBuilder, v, fmt: Fp8Format):
         special = b.icmp_unsigned("==", e, _k(e, top))
         inf_nan = b.select(b.icmp_unsigned("==", m, _k(m, 0)), _k(m, 0x7F800000), _k(m, 0x7FC00000))
         r = b.select(special, inf_nan, r)
+    elif fmt.fnuz:                                              # 0x80 is the NaN
+        r = b.select(b.icmp_unsigned("==", x, _k(x, 0x80)), _k(x, 0x7FC00000), r)
+        sign = b.select(b.icmp_unsigned("==", x, _k(x, 0x80)), _k(x, 0), sign)
     else:
         r = b.select(b.icmp_unsigned("==", mag, _k(mag, 0x7F)), _k(mag, 0x7FC00000), r)
     return b.bitcast(b.or_(r, sign), _like(v, _F32))

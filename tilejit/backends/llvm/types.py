@@ -37,7 +37,7 @@ def value_type(dt, address_space_map=None) -> ir.Type:
         return F16
     if dt.name == "bf16":
         return I16
-    if dt.name in ("fp8e5", "fp8e4nv"):
+    if dt.kind == "float" and dt.bits == 8:
         return I8
     if dt.name == "fp32":
         return F32

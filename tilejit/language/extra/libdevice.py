@@ -199,3 +199,13 @@ def isfinited(arg0):
 
 
 isfinite = isfinited
+
+
+@builtin
+def fast_dividef(arg0, arg1):
+    """Fast float division (here: IEEE division)."""
+    return sem.truediv(arg0, arg1)
+
+
+from .bessel import cyl_bessel_i0, cyl_bessel_i1, j0, j1, y0, y1  # noqa: E402,F401
+from .libdevice_more import *  # noqa: E402,F401,F403  (its __all__)

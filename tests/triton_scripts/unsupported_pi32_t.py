@@ -2,5 +2,5 @@
 import triton
 import triton.language as tl
 
-print(tl.dot_scaled)
+print(tl.pi32_t)
 print("should not get here")
