@@ -125,7 +125,8 @@ class CudaBackend(Backend):
         facts = _facts(func, options)
         lw = lower_kernel(func, arch, num_warps, facts,
                           getattr(options, "vectorize", True) if options else True,
-                          sanitize=bool(getattr(options, "sanitize", False)))
+                          sanitize=bool(getattr(options, "sanitize", False)),
+                          tuning=getattr(options, "cuda", None))
         _check_shared_memory(func, arch, lw.smem_bytes)
         opt, ptx = tgt.llvm_to_ptx(lw.text, arch, lw.arch_specific)
         asm = {"ttir": _printer(func), "llir": lw.text, "llir_opt": opt, "ptx": ptx}
