@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from collections import namedtuple
 
+from ..frontend.errors import CompilationError  # noqa: F401  (triton.compiler.errors' name)
+
 GPUTarget = namedtuple("GPUTarget", ["backend", "arch", "warp_size"])
 
 
@@ -67,14 +69,3 @@ class OutOfResources(Exception):
     """A config needs more resources than the target has (autotuning skips it)."""
 
 
-def _compilation_error():
-    try:
-        from ..frontend.errors import CompilationError
-        return CompilationError
-    except ImportError:  # the frontend has not landed
-        class CompilationError(Exception):
-            pass
-        return CompilationError
-
-
-CompilationError = _compilation_error()

@@ -23,16 +23,12 @@ def _printer(func) -> str:
 
 
 def _facts(func, options):
+    """The analysis facts that drive vector accesses (None with ``vectorize`` off); a
+    failing analysis is an ``AnalysisError`` naming the kernel, never scalar code."""
     if options is not None and not getattr(options, "vectorize", True):
         return None
-    try:
-        from ...analysis import analyze
-    except ImportError:
-        return None
-    try:
-        return analyze(func)
-    except Exception:   # the analysis is an optimisation: unknown is always safe
-        return None
+    from ...analysis import analyze
+    return analyze(func)
 
 
 class CudaKernel(CompiledKernel):
