@@ -188,9 +188,13 @@ def mm_config(cfg, launch):
             f"GROUP {cfg['GROUP_SIZE_M']} w{launch['num_warps']} s{launch['num_stages']}")
 
 
-def _matmul(persistent):
+def _matmul(persistent, stem="persistent_matmul", extra=None):
+    """Tutorial 09's kernels (``persistent_matmul``) or, with ``stem="matmul_tutorial03"``,
+    tutorial 03's ``matmul_kernel`` as published (``% M`` offsets, no hints)."""
+    extra = dict(extra or {})
+
     def make(dev, small):
-        K = kernels("persistent_matmul")
+        K = kernels(stem)
         M, N, Kd = (100, 72, 80) if small else (4096, 4096, 4096)
         cfg, launch = (MM_SMALL_CONFIG, MM_SMALL_LAUNCH) if small else (MM_CONFIG, MM_LAUNCH)
         a, b, c = _matmul_operands(dev, M, N, Kd)
@@ -202,7 +206,7 @@ def _matmul(persistent):
             if persistent:
                 K.matmul_kernel_persistent[(min(sms, tiles),)](*args, NUM_SMS=sms, **cfg, **launch)
             else:
-                K.matmul_kernel[(tiles,)](*args, **cfg, **launch)
+                K.matmul_kernel[(tiles,)](*args, **cfg, **extra, **launch)
         check = lambda: (*close(c, a.float() @ b.float(), 0.0, 1e-3), {})  # noqa: E731
         return Case(f"fp16 {M}x{N}x{Kd}; {mm_config(cfg, launch)}" + (f" NUM_SMS={sms}" if persistent else ""),
                     run, check, lambda: (c,), 2 * M * N * Kd, "TFLOP/s")
@@ -376,14 +380,19 @@ class Row:
     make: Callable              # (device, small) -> Case
 
 
-# Tutorial 03's grouped-ordering matmul is tutorial 09's `matmul_kernel` (the same kernel
-# without the tutorial's autotuning and activation); matmul_autotune.py's kernel is an
-# autotuned plain blocked matmul at toy configs and is not benchmarked.
+# Row "matmul" is tutorial 09's `matmul_kernel` (tutorial 03's grouped ordering with
+# `multiple_of`/`max_contiguous` hints added); row "matmul_03" is tutorial 03's own kernel as
+# published in Triton 3.6 (tests/triton_scripts/matmul_tutorial03.py: `% M` / `% N` offsets,
+# no hints; only the autotune decorator dropped, both sides run the same config).
+# matmul_autotune.py's kernel is an autotuned plain blocked matmul at toy configs and is not
+# benchmarked.
 ROWS = [
     Row("vector_add", "01 vector add", "vector_add", "add_kernel", tut_vector_add),
     Row("softmax_1024", "02 fused softmax", "fused_softmax", "softmax_kernel", _softmax(1024)),
     Row("softmax_4096", "02 fused softmax", "fused_softmax", "softmax_kernel", _softmax(4096)),
     Row("matmul", "03 matmul (grouped ordering)", "persistent_matmul", "matmul_kernel", _matmul(False)),
+    Row("matmul_03", "03 matmul as published (% M, no hints)", "matmul_tutorial03", "matmul_kernel",
+        _matmul(False, "matmul_tutorial03", {"ACTIVATION": ""})),
     Row("dropout", "04 low-memory dropout", "low_memory_dropout", "_seeded_dropout", tut_dropout),
     Row("layer_norm_fwd", "05 layer norm fwd", "layer_norm", "_layer_norm_fwd_fused", tut_layer_norm_fwd),
     Row("layer_norm_bwd", "05 layer norm bwd", "layer_norm", "_layer_norm_bwd_dx_fused + _layer_norm_bwd_dwdb",

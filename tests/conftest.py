@@ -36,3 +36,40 @@ def backend(request):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+# ----------------------------------------------------------------- torch-less runs
+# ``--record-torch-skips=FILE`` appends the node id of every test (or module) that skipped
+# because torch is missing, one per line (duplicates possible across xdist workers).
+# .ci/run runs the suite without torch first, then installs the CPU torch and runs only
+# the recorded ids, so no test runs twice and none that needs torch goes unrun.
+def pytest_addoption(parser):
+    parser.addoption("--record-torch-skips", default="", metavar="FILE",
+                     help="append the ids of tests skipped for lack of torch to FILE")
+
+
+class _TorchSkipRecorder:
+    def __init__(self, path):
+        self.path = path
+
+    def _record(self, report):
+        if not report.skipped:
+            return
+        longrepr = report.longrepr
+        reason = str(longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else longrepr)
+        low = reason.lower()
+        if "torch" in low and "cuda" not in low and "gpu" not in low:
+            with open(self.path, "a") as f:
+                f.write(report.nodeid + "\n")
+
+    def pytest_runtest_logreport(self, report):
+        self._record(report)
+
+    def pytest_collectreport(self, report):
+        self._record(report)
+
+
+def pytest_configure(config):
+    path = config.getoption("--record-torch-skips")
+    if path:
+        config.pluginmanager.register(_TorchSkipRecorder(path), "tilejit-torch-skips")

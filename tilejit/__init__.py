@@ -24,6 +24,7 @@ def __getattr__(name):
     # Lazily imported parts (they pull in optional machinery).
     import importlib
     lazy = {"CompilationError": ("tilejit.frontend.errors", "CompilationError"),
+            "MissingDependencyError": ("tilejit.runtime.entry", "MissingDependencyError"),
             "OutOfBoundsError": ("tilejit.interpreter.errors", "OutOfBoundsError"),
             "OffsetOverflowError": ("tilejit.interpreter.errors", "OffsetOverflowError"),
             "autotune": ("tilejit.runtime.autotuner", "autotune"),

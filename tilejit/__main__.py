@@ -2,9 +2,13 @@
 
     python -m tilejit demo [...]                 the guided demo (tilejit/demo.py)
     python -m tilejit run script.py [args...]    run a Triton script on tilejit
+    python -m tilejit explain script.py [...]    run it, printing each kernel's paths and why
     python -m tilejit dump FILE KERNEL -s '*fp32,*fp32,i32' -c BLOCK=1024 --stage llir
     python -m tilejit cache info|clear
     python -m tilejit bench [script.py [args...]]
+    python -m tilejit --version
+
+The same commands are installed as the ``tilejit`` console script.
 """
 from __future__ import annotations
 
@@ -49,14 +53,27 @@ def _cmd_run(args) -> int:
     return run_script(args.script, args.args)
 
 
+def _cmd_explain(args) -> int:
+    """``run``, with ``options.explain`` on: each kernel's paths are printed as it compiles."""
+    if not os.path.exists(args.script):
+        print(f"tilejit explain: no such file: {args.script}", file=sys.stderr)
+        return 2
+    from tilejit.runtime.options import use_options
+    with use_options(explain=True):
+        return run_script(args.script, args.args)
+
+
 def _cmd_cache(args) -> int:
     from tilejit.runtime.cache import get_cache
     c = get_cache(args.dir)
     if args.action == "info":
         info = c.info()
         where = info["dir"] or "(memory)"
-        print(f"tilejit cache: {where}")
-        print(f"  {info['entries']} entries, {info['bytes']} bytes")
+        print(f"tilejit cache: {where}" + ("  (memory only: " + info.get("reason", "") + ")"
+                                           if info.get("memory_only") else ""))
+        cap = info.get("max_bytes") or 0
+        limit = f"limit {cap} bytes ({cap / 2**20:.0f} MiB; TILEJIT_CACHE_SIZE)" if cap else "no limit"
+        print(f"  {info['entries']} entries, {info['bytes']} bytes, {limit}")
         for ns, v in sorted(info["namespaces"].items()):
             print(f"  {ns}: {v['entries']} entries, {v['bytes']} bytes")
     else:
@@ -94,9 +111,25 @@ def _cmd_bench(args) -> int:
     return main()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m tilejit",
-                                description="tilejit: a compiler for Triton-language kernels.")
+def _versions() -> str:
+    """The versions that decide what tilejit compiles: Python, numpy, llvmlite's LLVM."""
+    import platform
+    try:
+        import llvmlite
+        import llvmlite.binding as llvm
+        llvm_text = f"llvmlite {llvmlite.__version__}, LLVM {'.'.join(map(str, llvm.llvm_version_info))}"
+    except ImportError as e:                       # pragma: no cover - a broken install
+        llvm_text = f"llvmlite missing ({e})"
+    import numpy
+    return f"Python {platform.python_version()}, numpy {numpy.__version__}, {llvm_text}"
+
+
+def build_parser(prog: str = "python -m tilejit") -> argparse.ArgumentParser:
+    from tilejit import __version__
+    p = argparse.ArgumentParser(prog=prog,
+                                description="tilejit: a compiler for Triton-language kernels "
+                                "(`tilejit ...` and `python -m tilejit ...` are the same).")
+    p.add_argument("--version", action="version", version=f"tilejit {__version__} ({_versions()})")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     d = sub.add_parser("demo", help="the guided demo", description="Run tilejit's demo.")
     d.add_argument("--backend", default=None, choices=("interpreter", "cpu", "cuda"),
@@ -127,6 +160,15 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--num-warps", type=int, default=4, help="CUDA launch shape (default 4)")
     u.add_argument("--stage", default="list", help="stage name, 'list' or 'all'")
     u.set_defaults(func=_cmd_dump)
+    x = sub.add_parser("explain", help="run a Triton script, printing each kernel's paths",
+                       description="Run a Triton script on tilejit (as `run`) and print, as each "
+                       "kernel compiles, the path of every load, store, dot and reduction (vector "
+                       "width, cp.async ring or not) and, where a faster path was not taken, the "
+                       "fact not proven and where it was lost (file:line:col).  Same as "
+                       "TILEJIT_EXPLAIN=1.")
+    x.add_argument("script")
+    x.add_argument("args", nargs=argparse.REMAINDER)
+    x.set_defaults(func=_cmd_explain)
     c = sub.add_parser("cache", help="show or clear the disk cache",
                        description="Inspect (info) or empty (clear) the compiled-kernel cache "
                        "(TILEJIT_CACHE_DIR or ~/.cache/tilejit).")
@@ -143,13 +185,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv=None) -> int:
-    parser = build_parser()
+def main(argv=None, prog: str = "python -m tilejit") -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 1
     return args.func(args)
+
+
+def cli() -> int:
+    """The ``tilejit`` console script."""
+    return main(prog="tilejit")
 
 
 if __name__ == "__main__":

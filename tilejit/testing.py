@@ -11,6 +11,7 @@ import os
 import statistics
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -187,7 +188,10 @@ class Mark:
             if not show_plots:
                 matplotlib.use("Agg")
             import matplotlib.pyplot as plt
-        except ImportError:
+        except ImportError as e:
+            kept = f"; the table is in {os.path.join(save_path, bench.plot_name + '.csv')}" if save_path else ""
+            warnings.warn(f"perf_report: no plot for '{bench.plot_name}': matplotlib cannot be "
+                          f"imported ({e}); pip install matplotlib{kept}", stacklevel=4)
             return
         fig, ax = plt.subplots()
         nx = len(bench.x_names)

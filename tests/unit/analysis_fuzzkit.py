@@ -4,10 +4,11 @@
 arguments are ``src`` (``*i32`` input), ``dst`` (``*i64`` output) and scalar ints ``n0..n2`` (plain, divisible by 16, or equal to 1),
 plus the launch values and the grid.  Every expression is built from ``arange``,
 ``program_id``, the scalar arguments, loaded values and constants with ``+ - * //
-% << >> & | ^``, ``where``, ``minimum``/``maximum``, negation, casts, broadcasts,
-reshapes, transposes and ``scf.for`` loops.  Shifts are guarded so the kernels have
-defined behaviour (amounts masked); half the divisors are forced nonzero, the rest may be
-0 (``x // 0 == 0``, ``x % 0 == x`` on every backend).
+% << >> & | ^`` (``//`` and ``%`` also by a specialised argument), ``where``,
+``minimum``/``maximum``, negation, casts, broadcasts, reshapes, transposes, ``scf.for``
+loops and ``tj.assume_range`` claims under the ``scf.if`` that tests them.  Shifts are
+guarded so the kernels have defined behaviour (amounts masked); half the divisors are
+forced nonzero, the rest may be 0 (``x // 0 == 0``, ``x % 0 == x`` on every backend).
 """
 from __future__ import annotations
 
@@ -50,11 +51,11 @@ class _Gen:
         self.line = 0
         self.src = self.f.add_argument("src", TileType(PointerType(int32)), divisibility=16)
         self.dst = self.f.add_argument("dst", TileType(PointerType(int64)), divisibility=16)
-        self.scalars, self.values = [], []
+        self.scalars, self.values, self.nonzero = [], [], []
         for i in range(3):
             kind = r.choice(["plain", "div16", "one"])
-            if kind == "div16":
-                val = 16 * r.randint(-2**20, 2**20)
+            if kind == "div16":      # nonzero: a divisor as launched (Triton's specialisation)
+                val = 16 * r.choice([-1, 1]) * r.randint(1, 2**20)
             elif kind == "one":
                 val = 1
             else:
@@ -63,6 +64,8 @@ class _Gen:
                                     equal_to_1=(kind == "one"))
             self.scalars.append(v)
             self.values.append(val)
+            if kind != "plain":
+                self.nonzero.append(v)
 
     # ------------------------------------------------------------ helpers
     def v(self, cls, **kw):
@@ -148,7 +151,33 @@ class _Gen:
             k = abs(k) % 5
         if cls is ops.AndOp:
             k = abs(k) - 1 if abs(k) & (abs(k) - 1) == 0 else k
+        if cls in (ops.RemOp, ops.IDivOp) and self.nonzero and r.random() < 0.4:
+            return self.v(cls, lhs=x, rhs=self.splat(r.choice(self.nonzero)))   # x % n, n specialised
         return self.v(cls, lhs=x, rhs=self.const(k))
+
+    def range_if(self, depth):
+        """``if 0 <= s <= hi: (assume_range(s) * blk + arange) OP n else expr``: the claim
+        range versioning makes (transforms/align_version), under the test it relies on."""
+        r = self.r
+        s = r.choice(self.scalars + [self.v(ops.ProgramIdOp, axis=0)])
+        hi = r.choice([2**30 - 1, 15, 1000])
+        ge = self.v(ops.CmpOp, lhs=s, rhs=self.const(0, I32), pred="ge")
+        le = self.v(ops.CmpOp, lhs=s, rhs=self.const(hi, I32), pred="le")
+        cond = self.v(ops.AndOp, lhs=ge, rhs=le)
+        ty = TileType(int32, self.shape)
+        self.line += 1
+        op = ops.IfOp({"cond": cond}, {"result_types": [ty]}, [ty], Loc("fuzz.py", self.line, 0))
+        self.b.block.append(op)
+        with self.b.at_end(op.regions[0].block):
+            h = self.v(ops.AssumeRangeOp, src=s, values=(0, hi))
+            x = self.v(ops.MulOp, lhs=h, rhs=self.const(r.choice([1, 4, 16, 64]), I32))
+            x = self.v(ops.AddOp, lhs=self.splat(x), rhs=self.arange_tile())
+            cls = r.choice([ops.RemOp, ops.IDivOp])
+            d = self.splat(r.choice(self.nonzero)) if self.nonzero else self.const(r.choice([16, 3, 8]))
+            self.b.create(ops.YieldOp, values=[self.v(cls, lhs=x, rhs=d)])
+        with self.b.at_end(op.regions[1].block):
+            self.b.create(ops.YieldOp, values=[self.expr(depth)])
+        return op.results[0]
 
     def load(self, offs):
         offs = self.v(ops.AndOp, lhs=offs, rhs=self.const(SRC_SIZE - 1))
@@ -168,7 +197,7 @@ class _Gen:
         if kind == "index":
             return self.index_pattern()
         if kind == "if":
-            return self.if_expr(depth - 1)
+            return self.if_expr(depth - 1) if r.random() < 0.6 else self.range_if(depth - 1)
         a = self.expr(depth - 1)
         if kind == "neg":
             return self.v(ops.NegOp, src=a)

@@ -117,3 +117,31 @@ def test_second_process_reuses_tuning_and_compiled_code(tmp_path):
     assert r2.stdout.split() == ["True", "0", best1]
     info = C.FileCache(str(tmp_path / "cache")).info()["namespaces"]
     assert info["autotune"]["entries"] == 1 and info["obj"]["entries"] >= 1
+
+
+def test_host_backends_bench_configs_that_differ_only_in_launch_options_once(backend, tmp_cache):
+    """num_warps / num_stages / maxnreg change nothing on cpu and the interpreter: one of
+    each group is benchmarked there; every config is on CUDA."""
+    configs = [tilejit.Config({"BLOCK": 64}, num_warps=4), tilejit.Config({"BLOCK": 64}, num_warps=8),
+               tilejit.Config({"BLOCK": 128}, num_warps=4, num_stages=2),
+               tilejit.Config({"BLOCK": 128}, num_warps=4, num_stages=4, maxnreg=128),
+               tilejit.Config({"BLOCK": 128}, num_warps=2)]
+    benched = []
+
+    def bench(fn, quantiles=None):
+        benched.append(fn)
+        return _fast_bench(fn, quantiles)
+
+    k = tilejit.autotune(configs, key=["n"], do_bench=bench, cache_results=False)(_accumulate)
+    n = 1000
+    x = np.arange(n, dtype=np.float32)
+    acc = np.zeros(n, np.float32)
+    grid = lambda meta: (tilejit.cdiv(n, meta["BLOCK"]),)
+    k[grid](x, acc, n)
+    assert len(benched) == (5 if backend == "cuda" else 2)
+    assert set(k.configs_timings) <= set(configs)
+    if backend != "cuda":
+        assert list(k.configs_timings) == [configs[0], configs[2]]
+    got = np.zeros(n, np.float32)
+    k[grid](x, got, n)                                       # the chosen config, once
+    np.testing.assert_array_equal(got, x)

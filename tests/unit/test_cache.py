@@ -26,7 +26,7 @@ def test_roundtrip_and_layout(cache):
     p = cache.path(key)
     assert p.startswith(cache.dir) and os.path.basename(p) == key
     raw = open(p, "rb").read()
-    assert raw.endswith(b"hello") and raw.startswith(b"TJC1")
+    assert raw.endswith(b"hello") and raw.startswith(b"TJC2")
     assert cache.get(key, namespace="autotune") is None
     assert not [f for f in os.listdir(os.path.dirname(p)) if f.startswith(".tmp-")]
 

@@ -215,6 +215,15 @@ def test_cli_help_for_every_subcommand(capsys):
     assert _cli("cache", "--help").returncode == 0      # and as a real `python -m`
 
 
+def test_cli_version():
+    import llvmlite
+    import numpy
+    r = _cli("--version")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"tilejit {tilejit.__version__} (")
+    assert f"llvmlite {llvmlite.__version__}" in r.stdout and f"numpy {numpy.__version__}" in r.stdout
+
+
 def test_cli_run_passes_argv_and_reports_unsupported(tmp_path):
     ok = tmp_path / "ok.py"
     ok.write_text("import sys, triton, triton.language as tl\n"

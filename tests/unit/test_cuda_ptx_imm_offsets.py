@@ -40,6 +40,7 @@ def _ptx(name, tmp_path, arch=90):
 
 
 def _kernel(name, tmp_path, arch=90):
+    pytest.importorskip("torch", reason="the benchmark's tutorial kernels import torch")
     import matmul_tutorial_probe as P
     from tilejit.backends import get_backend
     from tilejit.compat import install_triton_alias

@@ -51,6 +51,32 @@ def test_claims_hold_without_grid(seed):
 
 @_settings(60)
 @given(SEEDS)
+def test_claims_hold_under_a_grid_bound(seed):
+    """The facts a bounded compile uses (cpu and cuda backends: launches within the bound)."""
+    k = build_kernel(seed)
+    bound = (k.grid[0] + seed % 3, k.grid[1] + 1, 1)
+    checker = ClaimChecker(k.func, None, analyze(k.func, grid_bound=bound))
+    launch(k.func, k.grid, k.src, np.zeros(dst_size(k), dtype=np.int64), *k.values, observer=checker)
+    assert checker.checked > 0
+
+
+def test_generator_makes_the_new_shapes():
+    """``% n`` / ``// n`` by a specialised argument and range claims come up."""
+    from tilejit.ir import ops
+    seen = set()
+    for seed in range(300):
+        k = build_kernel(seed)
+        for op in k.func.walk():
+            if isinstance(op, ops.AssumeRangeOp):
+                seen.add("assume_range")
+            if isinstance(op, (ops.RemOp, ops.IDivOp)) and isinstance(op.rhs.op, ops.SplatOp) \
+                    and op.rhs.op.src in [a.value for a in k.func.arguments]:
+                seen.add(type(op).__name__)
+    assert seen == {"assume_range", "RemOp", "IDivOp"}
+
+
+@_settings(60)
+@given(SEEDS)
 def test_analysis_is_deterministic_and_total(seed):
     """Every value gets a fact, and analysing twice gives the same facts."""
     k = build_kernel(seed)

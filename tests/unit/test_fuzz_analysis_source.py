@@ -46,6 +46,10 @@ class _Src:
             "(BLOCK - 1 - offs)", "pid", "n0", "n1", "n2", r.choice(CONSTS),
             "tl.load(src_ptr + (offs & 63))",
             "(offs * {s} + {o})".format(s=r.choice(["2", "4", "-1", "n1"]), o=r.choice(CONSTS)),
+            # tutorial 03's `(pid_m * BLOCK_SIZE_M + arange) % M`: by an argument (never 0;
+            # specialised when a multiple of 16) or a constant
+            "((pid * BLOCK + offs) {op} {d})".format(op=r.choice(["%", "//"]),
+                                                     d=r.choice(["n0", "n1", "n2", "16", "48"])),
         ])
 
     def expr(self, depth):
@@ -89,6 +93,7 @@ def make_kernel(seed, tmp_dir):
     block = r.choice([1, 4, 16, 32])
     args = [r.choice([1, 16 * r.randint(-1000, 1000), r.randint(-50, 50), r.randint(-2**31, 2**31 - 1)])
             for _ in range(3)]
+    args = [a or 16 for a in args]          # divisors of the `% n` leaves: never 0
     src = np.array([r.randint(-2**31, 2**31 - 1) for _ in range(64)], np.int32)
     return mod.kernel, expr, block, args, r.randint(1, 3), src
 
@@ -117,5 +122,6 @@ def test_source_kernels_under_the_checker(tmp_path_factory, seed):
 def test_source_fuzzer_generates_the_interesting_shapes():
     exprs = [_Src(random.Random(s)).expr(3) for s in range(200)]
     text = " ".join(exprs)
-    for needle in ("BLOCK - 1 - offs", "//", "%", ">>", "tl.where", "tl.load", "pid * BLOCK"):
+    for needle in ("BLOCK - 1 - offs", "//", "%", ">>", "tl.where", "tl.load", "pid * BLOCK",
+                   "(pid * BLOCK + offs) % n", "(pid * BLOCK + offs) // n"):
         assert needle in text, needle

@@ -1,4 +1,6 @@
 """tilejit.testing: do_bench, assert_close, perf_report."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -97,6 +99,7 @@ def test_assert_close_torch():
         testing.assert_close(torch.tensor([1.0]), torch.tensor([2.0]))
 
 
+@pytest.mark.filterwarnings("ignore:perf_report. no plot")
 def test_perf_report_table_and_csv(tmp_path, capsys):
     calls = []
 
@@ -124,3 +127,18 @@ def test_perf_report_table_and_csv(tmp_path, capsys):
         assert (tmp_path / "demo-bench.png").exists()
     except ImportError:
         assert not (tmp_path / "demo-bench.png").exists()
+
+
+def test_perf_report_says_when_it_cannot_plot(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)     # as if matplotlib were absent
+
+    @testing.perf_report(testing.Benchmark(
+        x_names=["N"], x_vals=[2], line_arg="provider", line_vals=["a"], line_names=["A"],
+        plot_name="no-plot", args={}))
+    def bench(N, provider):
+        return float(N)
+
+    with pytest.warns(UserWarning, match=r"no plot for 'no-plot'.*pip install matplotlib.*no-plot\.csv"):
+        bench.run(save_path=str(tmp_path))
+    assert (tmp_path / "no-plot.csv").read_text().splitlines() == ["N,A", "2,2"]
+    assert not (tmp_path / "no-plot.png").exists()

@@ -16,8 +16,9 @@ from math import gcd
 
 from ..ir import ops
 from ..ir.core import RuleTable
-from .lattice import (AxisInfo, elem_div, elem_step, fits, gcdn, is_int_type,
+from .lattice import (AxisInfo, all_div, elem_div, elem_step, fits, gcdn, is_int_type,
                       pow2div, shape_of, wrap_contiguity)
+from .ranges import min_nonzero_abs
 
 AXIS_RULES = RuleTable("axis analysis")
 
@@ -176,8 +177,8 @@ def _rem(op, ctx, exact):
         return _elementwise(op, ctx, exact)
     A, B = ctx.axis(op.lhs), ctx.axis(op.rhs)
     ra, rb = ctx.range(op.lhs), ctx.range(op.rhs)
-    minb = 1 if rb[0] <= 0 <= rb[1] else min(abs(rb[0]), abs(rb[1]))
-    if max(abs(ra[0]), abs(ra[1])) < minb:      # a % b == a
+    minb = min_nonzero_abs(rb, all_div(B)) or 1
+    if max(abs(ra[0]), abs(ra[1])) < minb:      # a % b == a (b == 0 is undefined)
         return [A]
     cs, vs, ks = [], [], []
     for d in range(A.rank):

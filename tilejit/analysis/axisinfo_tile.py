@@ -178,11 +178,17 @@ def _deferred(op, ctx) -> bool:
     (``max_contiguous(multiple_of(x, 16), 16)`` claims runs of 16 starting at a
     multiple of 16, while ``multiple_of(x, 16)`` alone would claim every element)."""
     uses = ctx.uses(op.result)
-    return len(uses) == 1 and isinstance(uses[0], ops.HintOp)
+    return len(uses) == 1 and type(uses[0]) in _HINT_FIELD
 
 
 def _pick(values, d):
     return values[min(d, len(values) - 1)]
+
+
+@AXIS_RULES.register(ops.AssumeRangeOp)
+def _assume_range(op, ctx, exact):
+    """A range claim keeps the axis facts of its source (the range rule narrows it)."""
+    return [ctx.axis(op.src)]
 
 
 @AXIS_RULES.register(ops.HintOp)
@@ -190,7 +196,7 @@ def _hint(op, ctx, exact):
     if _deferred(op, ctx):
         return [ctx.axis(op.src)]
     hints, src = {}, op
-    while isinstance(src, ops.HintOp) and (src is op or _deferred(src, ctx)):
+    while type(src) in _HINT_FIELD and (src is op or _deferred(src, ctx)):
         vals = src.values if isinstance(src.values, (list, tuple)) else [src.values]
         hints.setdefault(_HINT_FIELD[type(src)], [int(x) for x in vals])
         base = src.src

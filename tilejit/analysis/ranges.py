@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..ir import ops
 from ..ir.core import RuleTable
-from .lattice import is_int_type, type_range
+from .lattice import all_div, is_int_type, type_range
 
 RANGE_RULES = RuleTable("range analysis")
 
@@ -45,35 +45,46 @@ def mul_range(a, b):
     return min(p), max(p)
 
 
-def _nonzero_parts(b):
+def _nonzero_parts(b, v=1):
+    """The parts of divisor range ``b`` without 0 (``x // 0`` is handled apart); a divisor
+    known to be a multiple of ``v`` has ``|b| >= v`` there."""
     parts = []
-    if b[0] <= -1:
-        parts.append((b[0], min(b[1], -1)))
-    if b[1] >= 1:
-        parts.append((max(b[0], 1), b[1]))
+    if b[0] <= -v:
+        parts.append((b[0], min(b[1], -v)))
+    if b[1] >= v:
+        parts.append((max(b[0], v), b[1]))
     return parts
 
 
-def idiv_range(a, b, ty):
+def min_nonzero_abs(b, v=1):
+    """The smallest ``|x|`` of a nonzero divisor in range ``b`` that is a multiple of ``v``
+    (None: only 0)."""
+    parts = _nonzero_parts(b, v)
+    return min(abs(x) for p in parts for x in p) if parts else None
+
+
+def idiv_range(a, b, ty, v=1):
     """``a // b`` truncating; ``x // 0`` is 0 (docs/differences.md)."""
-    parts = _nonzero_parts(b)
+    parts = _nonzero_parts(b, v)
     q = [_tdiv(x, y) for lo, hi in parts for x in a for y in (lo, hi)]
     if b[0] <= 0 <= b[1]:
         q.append(0)
-    return min(q), max(q)
+    return (min(q), max(q)) if q else type_range(ty)
 
 
-def rem_range(a, b, ty):
+def rem_range(a, b, ty, v=1):
     """``a % b`` with the dividend's sign; ``x % 0`` is ``x`` (docs/differences.md)."""
-    if not _nonzero_parts(b):
-        return a
+    zero = b[0] <= 0 <= b[1]
+    parts = _nonzero_parts(b, v)
+    if not parts:
+        return a if zero else type_range(ty)
     maxb = max(abs(b[0]), abs(b[1]))
-    minb = 1 if b[0] <= 0 <= b[1] else min(abs(b[0]), abs(b[1]))
+    minb = min_nonzero_abs(b, v)
     if max(abs(a[0]), abs(a[1])) < minb:     # |a| < |b|: a % b == a
         return a
     lo = 0 if a[0] >= 0 else max(a[0], -(maxb - 1))
     hi = 0 if a[1] <= 0 else min(a[1], maxb - 1)
-    if b[0] <= 0 <= b[1]:                    # a divisor of 0 leaves the dividend
+    if zero:                                 # a divisor of 0 leaves the dividend
         lo, hi = min(lo, a[0]), max(hi, a[1])
     return lo, hi
 
@@ -163,6 +174,9 @@ def _binary(op, ctx):
     ty = op.result.type
     if not is_int_type(ty):
         return [None]
+    if isinstance(op, (ops.IDivOp, ops.RemOp)):      # a divisor's divisibility bounds |b| from below
+        rule = idiv_range if isinstance(op, ops.IDivOp) else rem_range
+        return [rule(ctx.range(op.lhs), ctx.range(op.rhs), ty, all_div(ctx.axis(op.rhs)))]
     return [_BINARY[type(op)](ctx.range(op.lhs), ctx.range(op.rhs), ty)]
 
 
@@ -212,6 +226,17 @@ def _num_programs(op, ctx):
                       ops.TransOp, ops.HintOp)
 def _same(op, ctx):
     return [ctx.range(op.src)]
+
+
+@RANGE_RULES.register(ops.AssumeRangeOp)
+def _assume_range(op, ctx):
+    """The claimed bounds, intersected with what is known (the branch that made the
+    claim has tested it; the checker verifies it)."""
+    a = ctx.range(op.src)
+    if a is None:
+        return [None]
+    lo, hi = (int(x) for x in op.values)
+    return [(max(a[0], lo), min(a[1], hi))] if max(a[0], lo) <= min(a[1], hi) else [a]
 
 
 @RANGE_RULES.register(ops.NegOp)

@@ -33,7 +33,7 @@ _LIBDEVICE = ("tilejit.language.extra.libdevice", "tilejit.language.libdevice",
               "tilejit.language.math", "tilejit.language")
 # alias name -> tilejit modules searched in order (missing ones are skipped)
 TRITON_MODULES = {
-    "triton": ("tilejit", "tilejit.compat.allocator"),
+    "triton": ("tilejit", "tilejit.compat.allocator", "tilejit.compat.triton_api.toplevel"),
     "triton.language": ("tilejit.language",),
     "triton.language.core": ("tilejit.language.core", "tilejit.language"),
     "triton.language.math": ("tilejit.language.math", "tilejit.language"),
@@ -49,12 +49,21 @@ TRITON_MODULES = {
     "triton.runtime": ("tilejit.runtime", "tilejit.compat.driver", "tilejit.runtime.jit",
                        "tilejit.runtime.autotuner"),
     "triton.runtime.jit": ("tilejit.runtime.jit",),
-    "triton.runtime.autotuner": ("tilejit.runtime.autotuner",),
+    "triton.runtime.autotuner": ("tilejit.runtime.autotuner", "tilejit.compat.triton_api.errors"),
     "triton.runtime.driver": ("tilejit.compat.driver",),
-    "triton.runtime.errors": ("tilejit.compat.driver",),
-    "triton.compiler": ("tilejit.compat.driver", "tilejit.runtime.compiler"),
+    "triton.runtime.errors": ("tilejit.compat.triton_api.errors", "tilejit.compat.driver"),
+    "triton.compiler": ("tilejit.compat.driver", "tilejit.runtime.compiler",
+                        "tilejit.compat.triton_api.compiler"),
     "triton.compiler.errors": ("tilejit.compat.driver",),
     "triton.tools": ("tilejit.tools",),
+    # Triton's host-side API as TorchInductor uses it (tilejit/compat/triton_api/)
+    "triton.backends": ("tilejit.compat.triton_api.backends",),
+    "triton.backends.compiler": ("tilejit.compat.triton_api.backends",),
+    "triton.backends.driver": ("tilejit.compat.triton_api.drivers",),
+    "triton.compiler.compiler": ("tilejit.compat.triton_api.compiler",),
+    "triton.knobs": ("tilejit.compat.triton_api.knobs",),
+    "triton.runtime.cache": ("tilejit.compat.triton_api.cache",),
+    "triton.runtime.interpreter": ("tilejit.compat.triton_api.interpreter",),
     "triton.tools.tensor_descriptor": ("tilejit.tools.tensor_descriptor",),
 }
 INDUCTOR_MODULES = {
@@ -92,7 +101,7 @@ class AliasModule(types.ModuleType):
         self.__doc__ = f"Alias of {', '.join(m.__name__ for m in mods) or '(nothing)'} (tilejit)."
         for m in reversed(mods):
             for k, v in vars(m).items():
-                if not k.startswith("__") and not (isinstance(v, types.ModuleType)
+                if (not k.startswith("__") or k == "__version__") and not (isinstance(v, types.ModuleType)
                                                    and _aliased_submodule(name, k)):
                     self.__dict__.setdefault(k, v)
 

@@ -8,6 +8,7 @@ from ..ir.types import DType, PointerType, TileType
 from ..language import core as lcore
 from ..language import semantic as sem
 from ..language.blockptr import descriptor_arg
+from ..runtime.entry import user_error
 from .errors import CompilationError
 
 
@@ -41,8 +42,8 @@ def build_ir(jitfn, arg_types: dict, constexprs: dict, specialization: dict | No
         func.constexprs = {k: norm(v) for k, v in constexprs.items()}
         try:
             CodeGenerator(jitfn, builder, scope).generate()
-        except CompilationError as e:
-            raise e.with_traceback(None) from None
+        except CompilationError as e:          # the entry points trim the frames above
+            raise user_error(e)
         builder.create(ops.ReturnOp)
     return func
 

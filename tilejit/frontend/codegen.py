@@ -293,6 +293,12 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     def visit_FormattedValue(self, node):
         value = self.visit(node.value)
+        if isinstance(value, tensor):           # as Triton: f-strings format compile-time values
+            raise UnsupportedLanguageConstruct(
+                f"an f-string cannot format the runtime value '{ast.unparse(node.value)}' (a "
+                f"{value.type}); use tl.device_print(\"{ast.unparse(node.value)}\", "
+                f"{ast.unparse(node.value)}) to print it at run time, or tl.static_print for "
+                "compile-time values")
         if node.conversion == ord("r"):
             value = repr(value)
         elif node.conversion == ord("s"):

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import linecache
 
+from ..runtime.entry import UserError
 
-class CompilationError(Exception):
+
+class CompilationError(UserError):
     """A mistake in a kernel, located in its source."""
 
     def __init__(self, message: str = "", *, kernel: str = "", file: str = "", line: int = 0,
@@ -127,3 +129,4 @@ def make_error(exc: BaseException, *, kernel, file, line, col, internal=False) -
     except Exception:  # noqa: BLE001  -- an exception class with an unusual constructor
         return _static_class_for(exc)(msg, kernel=kernel, file=file, line=line, col=col, error=exc,
                                       internal=internal)
+

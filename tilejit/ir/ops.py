@@ -495,6 +495,12 @@ class MaxConstancyOp(HintOp):
     name = "tt.max_constancy"
 
 
+class AssumeRangeOp(HintOp):
+    """A claim that every element of ``src`` lies in ``values = (lo, hi)``: made only by
+    the compiler (``transforms/align_version``) where a branch has just tested it."""
+    name = "tj.assume_range"
+
+
 class DeviceAssertOp(Op):
     """Fail with ``msg`` where ``cond`` is false."""
     name = "tt.assert"

@@ -363,6 +363,19 @@ def _as_dtype(x):
     return x.scalar if isinstance(x, TypeView) else x
 
 
+@builtin
+def get_int_dtype(bitwidth, signed):
+    """The integer dtype of ``bitwidth`` bits (1, 8, 16, 32, 64), signed or not
+    (``tl.core.get_int_dtype``; bitwidth 1 is int1)."""
+    table = {(1, True): int1, (1, False): int1, (8, True): int8, (16, True): int16,
+             (32, True): int32, (64, True): int64, (8, False): uint8, (16, False): uint16,
+             (32, False): uint32, (64, False): uint64}
+    got = table.get((int(bitwidth), bool(signed)))
+    if got is None:
+        raise ValueError(f"no integer dtype of {bitwidth} bits")
+    return got
+
+
 def tensor_member(fn):
     """Also expose builtin ``fn`` as a tensor method (``x.sum(0)``)."""
     setattr(tensor, fn.__name__, fn)

@@ -11,7 +11,9 @@ def swizzle2d(i, j, size_i, size_j, size_g):
     size_gj = size_g * size_j
     group_id = ij // size_gj
     off_i = group_id * size_g
+    # the last group may have fewer rows; ij becomes the index inside the group
     size_g = standard.minimum(size_i - off_i, size_g)
-    new_i = off_i + (ij % size_g)
-    new_j = (ij % size_gj) // size_g
+    ij = ij % size_gj
+    new_i = off_i + ij % size_g
+    new_j = ij // size_g
     return new_i, new_j

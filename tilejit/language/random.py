@@ -65,9 +65,15 @@ def philox(seed, c0, c1, c2, c3, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
 
 @jit
 def randint4x(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
-    """Four blocks of random uint32 (uint64 for 64-bit offsets) for ``seed`` and ``offset``."""
-    _0 = offset * 0
-    return philox(seed, offset, _0, _0, _0, n_rounds)
+    """Four blocks of random uint32 for ``seed`` and ``offset``; a 64-bit offset's upper
+    32 bits go into the second counter word (Triton's Philox 4x32)."""
+    offset_lo = offset.to(tl.uint32)
+    _0 = offset_lo * 0
+    if tl.constexpr(offset.dtype.primitive_bitwidth) > 32:
+        offset_hi = (offset >> 32).to(tl.uint32)
+    else:
+        offset_hi = _0
+    return philox(seed, offset_lo, offset_hi, _0, _0, n_rounds)
 
 
 @jit

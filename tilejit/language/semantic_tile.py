@@ -40,6 +40,21 @@ def _is_int(x):
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+def not_constexpr_hint(x) -> str:
+    """What to do when the runtime value ``x`` stands where a compile-time int is needed:
+    a kernel parameter is named with the annotation that makes it one."""
+    handle = getattr(x, "handle", None)
+    func = getattr(core.current_builder(), "func", None) if handle is not None else None
+    for arg in getattr(func, "arguments", ()):
+        if arg.value is handle:
+            return (f"'{arg.name}' is a runtime argument of the kernel; declare it "
+                    f"`{arg.name}: tl.constexpr` to make it a compile-time constant")
+    if handle is not None:
+        return ("this is a runtime value; block shapes must be known at compile time "
+                "(literals, tl.constexpr parameters, or expressions of them)")
+    return f"got {x!r}"
+
+
 def validate_block_shape(shape, what="shape"):
     """Check a tile shape: positive constexpr ints (any, not only powers of two: see
     ``nonpow2``), bounded numel."""
@@ -52,7 +67,7 @@ def validate_block_shape(shape, what="shape"):
     for i, d in enumerate(shape):
         d = core._unwrap(d)
         if isinstance(d, core.tensor):
-            raise TypeError(f"{what}[{i}] must be a tl.constexpr int, not a runtime tensor")
+            raise TypeError(f"{what}[{i}] must be a tl.constexpr int: {not_constexpr_hint(d)}")
         if not _is_int(d):
             raise TypeError(f"{what}[{i}] must be an int, got {d!r}")
         if d <= 0:
@@ -66,7 +81,8 @@ def validate_block_shape(shape, what="shape"):
 
 def arange(start, end):
     if not _is_int(start) or not _is_int(end):
-        raise ValueError("arange's arguments must be of type tl.constexpr")
+        bad = end if not _is_int(end) else start
+        raise ValueError(f"arange's arguments must be of type tl.constexpr: {not_constexpr_hint(bad)}")
     if start < 0 or end > 2**31:
         raise ValueError("arange must fit in int32")
     if end <= start:

@@ -523,3 +523,14 @@ def device_assert(cond, msg="", mask=None):
 def device_print(prefix, *args, hex=False):
     """At run time, print ``prefix`` and the values of ``args`` (every program prints)."""
     st.device_print(prefix, args, hex)
+
+
+@builtin
+def _log2(i):
+    """floor(log2(i)) of a constexpr int (0 for i <= 1), as a constexpr: Triton's helper
+    behind its bitonic sort, which Inductor's ``triton_helpers`` imports."""
+    n, log2 = int(i), 0
+    while n > 1:
+        n >>= 1
+        log2 += 1
+    return constexpr(log2)

@@ -18,6 +18,7 @@ import os
 import sys
 import time
 
+from .entry import user_entry
 from .jit import KernelInterface
 
 _RESOURCE_ERRORS = ("OutOfResources", "CompileTimeAssertionFailure", "PTXASError")
@@ -210,6 +211,21 @@ class Autotuner(KernelInterface):
                 pruned = sorted(est, key=lambda c: est[c])[:top_k]
         return list(pruned)
 
+    @staticmethod
+    def _on_host(args, kwargs) -> bool:
+        """Whether this launch runs on a host backend (cpu, interpreter)."""
+        from .arrays import describe
+        from .launch import choose_backend
+        from .options import get_options
+        device = "cpu"
+        for a in (*args, *kwargs.values()):
+            a = getattr(a, "base", a) if type(a).__name__ == "TensorDescriptor" else a
+            info = None if isinstance(a, (bool, int, float, str, type(None))) else describe(a)
+            if info is not None and info.device != "cpu":
+                device = info.device
+                break
+        return choose_backend(get_options(), device) in ("cpu", "interpreter")
+
     def _tuning_key(self, kwargs):
         all_args = {**self.nargs, **kwargs}
         _args = {k: v for k, v in all_args.items() if k in self.arg_names}
@@ -238,6 +254,7 @@ class Autotuner(KernelInterface):
         self.bench_time = time.perf_counter() - start
         return timings
 
+    @user_entry
     def run(self, *args, **kwargs):
         self.nargs = dict(zip(self.arg_names, args))
         used_cached_result = True
@@ -251,6 +268,8 @@ class Autotuner(KernelInterface):
                 else:
                     used_cached_result = False
                     pruned = self.prune_configs(kwargs)
+                    if self._on_host(args, kwargs):
+                        pruned = distinct_on_host(pruned)
                     timings = self._benchmark_all(args, kwargs, pruned)
                     self.cache[key] = builtins.min(timings, key=lambda c: _first(timings[c]))
                     full_nargs = {**self.nargs, **kwargs, **self.cache[key].all_kwargs()}
@@ -275,6 +294,7 @@ class Autotuner(KernelInterface):
         for c, t in (timings or {}).items():
             print(f"  {_first(t):10.4f} ms  {c}")
 
+    @user_entry
     def warmup(self, *args, **kwargs):
         """Compile (without launching) every pruned config, when the kernel supports it."""
         self.nargs = dict(zip(self.arg_names, args))
@@ -331,6 +351,16 @@ class Autotuner(KernelInterface):
         get_cache().put(self._disk_key(key), json.dumps(entry).encode(), namespace="autotune")
 
 
+def distinct_on_host(configs) -> list:
+    """The configs that differ on a host backend (cpu, interpreter), where the launch
+    options (``num_warps``, ``num_stages``, ``num_ctas``, ``maxnreg``) change nothing:
+    the first of each group with the same meta-parameters and pre_hook."""
+    kept = {}
+    for c in configs:
+        kept.setdefault((tuple(sorted((k, repr(v)) for k, v in c.kwargs.items())), c.pre_hook), c)
+    return list(kept.values())
+
+
 def _first(t):
     return float(t[0]) if isinstance(t, (list, tuple)) else float(t)
 
@@ -372,11 +402,13 @@ class Heuristics(KernelInterface):
         self.arg_names = list(arg_names)
         self.__name__ = getattr(fn, "__name__", _kernel_name(fn))
 
+    @user_entry
     def run(self, *args, **kwargs):
         for v, heur in self.values.items():
             kwargs[v] = heur({**dict(zip(self.arg_names, args)), **kwargs})
         return self.fn.run(*args, **kwargs)
 
+    @user_entry
     def warmup(self, *args, **kwargs):
         for v, heur in self.values.items():
             kwargs[v] = heur({**dict(zip(self.arg_names, args)), **kwargs})

@@ -1,17 +1,23 @@
 """On-disk cache of compiled kernels and autotuning results.
 
-Location: ``Options.cache_dir`` (``TILEJIT_CACHE_DIR``) or ``~/.cache/tilejit``.
+Location: ``Options.cache_dir`` (``TILEJIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/tilejit``)
+or ``~/.cache/tilejit``.  Size: at most ``Options.cache_max_bytes`` (``TILEJIT_CACHE_SIZE``,
+default 1 GiB); past it the least recently used entries are removed.
 
 Entries live in ``<dir>/<namespace>/<key[:2]>/<key>``.  Each file is a small header
-(magic, payload length, SHA-256 of the payload) followed by the payload bytes.  A
-reader verifies the checksum; a corrupt or truncated entry is deleted and reported
+(magic, a digest of its namespace and key, payload length, SHA-256 of key digest and
+payload) followed by the payload bytes.  A reader checks that the entry was written
+for the key and namespace it asked for and that the checksum matches, then runs the
+namespace's validator (object files: :func:`check_object`); a corrupt, truncated,
+misplaced or invalid entry is deleted, reported once (RuntimeWarning) and treated
 as a miss, so the caller rebuilds it instead of trusting it.  Writes go to a temp
 file in the same directory and are published with ``os.replace`` (atomic on POSIX),
 so concurrent processes compiling the same kernel never see half-written entries:
 the last writer wins with identical content.
 
 If the directory cannot be created or written (read-only file system, permissions),
-the cache falls back to an in-memory dict and warns once.
+or other users could write to it (not owned by this user, or group/world writable:
+they could plant machine code), the cache falls back to an in-memory dict and warns once.
 
 Keys are hex SHA-256 digests built by :func:`make_key` from everything that affects
 the output: :func:`kernel_source_key` (the kernel's source and every ``@jit`` callee
@@ -29,10 +35,12 @@ import tempfile
 import threading
 import warnings
 
-_MAGIC = b"TJC1"
-_HEADER = struct.Struct("<4sQ32s")      # magic, payload length, sha256(payload)
+_MAGIC = b"TJC2"
+# magic, sha256(namespace, key), payload length, sha256(key digest + payload)
+_HEADER = struct.Struct("<4s32sQ32s")
 # Options fields that only say where things go, not what is produced.
-_NON_SEMANTIC_OPTIONS = frozenset({"cache_dir", "dump_dir", "num_threads"})
+_NON_SEMANTIC_OPTIONS = frozenset({"cache_dir", "dump_dir", "num_threads", "cache_max_bytes",
+                                   "kernel_cache_size"})
 
 
 def default_cache_dir() -> str:
@@ -41,19 +49,58 @@ def default_cache_dir() -> str:
     return os.path.expanduser(d) if d else os.path.join(os.path.expanduser("~"), ".cache", "tilejit")
 
 
-def _encode(payload: bytes) -> bytes:
-    return _HEADER.pack(_MAGIC, len(payload), hashlib.sha256(payload).digest()) + payload
+def _key_digest(key: str, namespace: str) -> bytes:
+    return hashlib.sha256(f"{namespace}\0{key}".encode()).digest()
 
 
-def _decode(blob: bytes) -> bytes | None:
-    """The payload of a stored entry, or None when it is corrupt."""
+def _encode(payload: bytes, key: str = "", namespace: str = "kernels") -> bytes:
+    kd = _key_digest(key, namespace)
+    return _HEADER.pack(_MAGIC, kd, len(payload), hashlib.sha256(kd + payload).digest()) + payload
+
+
+def _decode(blob: bytes, key: str = "", namespace: str = "kernels"):
+    """``(payload, None)`` of a stored entry, or ``(None, why)`` when it is corrupt or
+    was written for another key or namespace."""
     if len(blob) < _HEADER.size:
-        return None
-    magic, n, digest = _HEADER.unpack_from(blob)
+        return None, "truncated"
+    magic, kd, n, digest = _HEADER.unpack_from(blob)
     payload = blob[_HEADER.size:]
-    if magic != _MAGIC or n != len(payload) or hashlib.sha256(payload).digest() != digest:
-        return None
-    return payload
+    if magic != _MAGIC:
+        return None, "not a tilejit cache entry (or an older format)"
+    if kd != _key_digest(key, namespace):
+        return None, "written for another key"
+    if n != len(payload):
+        return None, "truncated"
+    if hashlib.sha256(kd + payload).digest() != digest:
+        return None, "checksum mismatch"
+    return payload, None
+
+
+def unsafe_dir_reason(directory: str) -> str | None:
+    """Why ``directory`` must not hold machine code this process will run (other users
+    can write to it), or None when only this user (or root) can."""
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return None          # absent: it will be created private (mode 0o700)
+    if hasattr(os, "geteuid") and st.st_uid not in (os.geteuid(), 0):
+        return f"the cache directory {directory} belongs to another user (uid {st.st_uid})"
+    if st.st_mode & 0o022:
+        return (f"the cache directory {directory} is writable by other users "
+                f"(mode {oct(st.st_mode & 0o777)}; chmod go-w it)")
+    return None
+
+
+_REPORTED: set = set()
+
+
+def _report_bad_entry(path: str, why: str) -> None:
+    """One RuntimeWarning per damaged entry and process."""
+    if path in _REPORTED:
+        return
+    _REPORTED.add(path)
+    warnings.warn(f"tilejit: cache entry {path} is unusable ({why}); removed it, "
+                  "recompiling", RuntimeWarning, stacklevel=4)
 
 
 class MemoryCache:
@@ -94,13 +141,17 @@ class MemoryCache:
 
 
 class FileCache:
-    """A directory of checksummed entries; safe under concurrent processes."""
+    """A directory of checksummed entries; safe under concurrent processes.
+    ``max_bytes``: size cap (0: none); past it the least recently used entries go."""
 
-    def __init__(self, directory: str):
+    def __init__(self, directory: str, max_bytes: int = 0):
         self.dir = os.path.abspath(directory)
-        self.stats = {"hits": 0, "misses": 0, "corrupt": 0, "writes": 0}
+        self.max_bytes = max_bytes
+        self.stats = {"hits": 0, "misses": 0, "corrupt": 0, "writes": 0, "evicted": 0}
         self._fallback: MemoryCache | None = None
         self._lock = threading.Lock()
+        self._checked = False     # the directory's ownership and mode (see _check_dir)
+        self._size: int | None = None      # bytes on disk, once counted
 
     # -- paths -------------------------------------------------------------
     def path(self, key: str, namespace: str = "kernels") -> str:
@@ -109,11 +160,14 @@ class FileCache:
         return os.path.join(self.dir, namespace, key[:2], key)
 
     # -- API -----------------------------------------------------------------
-    def get(self, key: str, namespace: str = "kernels") -> bytes | None:
-        """The payload stored under ``key``, or None (missing or corrupt)."""
+    def get(self, key: str, namespace: str = "kernels", validate=None) -> bytes | None:
+        """The payload stored under ``key``, or None (missing or corrupt).
+        ``validate(payload)`` returns why a payload that passed the checksum is still
+        unusable (e.g. :func:`check_object`), or None."""
+        self._check_dir()
         if self._fallback is not None:       # written since the fall-back: memory first
             v = self._fallback.get(key, namespace)
-            if v is not None:
+            if v is not None or self._fallback.reason.startswith("unsafe"):
                 return v
         p = self.path(key, namespace)
         try:
@@ -122,26 +176,34 @@ class FileCache:
         except OSError:
             self.stats["misses"] += 1
             return None
-        payload = _decode(blob)
+        payload, why = _decode(blob, key, namespace)
+        if payload is not None and validate is not None:
+            why = validate(payload)
+            payload = None if why else payload
         if payload is None:
             self.stats["corrupt"] += 1
             self.stats["misses"] += 1
             self._remove(p)
+            _report_bad_entry(p, why)
             return None
         self.stats["hits"] += 1
+        if self.max_bytes:
+            self._touch(p)
         return payload
 
     def put(self, key: str, data: bytes, namespace: str = "kernels") -> None:
         """Store ``data`` under ``key`` atomically (temp file + ``os.replace``)."""
+        self._check_dir()
         if self._fallback is not None:
             return self._fallback.put(key, data, namespace)
         p = self.path(key, namespace)
+        blob = _encode(bytes(data), key, namespace)
         try:
-            os.makedirs(os.path.dirname(p), exist_ok=True)
+            os.makedirs(os.path.dirname(p), mode=0o700, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(p))
             try:
                 with os.fdopen(fd, "wb") as f:
-                    f.write(_encode(bytes(data)))
+                    f.write(blob)
                 os.replace(tmp, p)
             except BaseException:
                 self._remove(tmp)
@@ -151,6 +213,8 @@ class FileCache:
             self._fallback.put(key, data, namespace)
             return
         self.stats["writes"] += 1
+        if self.max_bytes:
+            self._account(len(blob))
 
     def delete(self, key: str, namespace: str = "kernels") -> None:
         if self._fallback is not None:
@@ -159,18 +223,18 @@ class FileCache:
 
     def info(self) -> dict:
         out = {"dir": self.dir, "memory_only": self._fallback is not None, "namespaces": {},
-               "entries": 0, "bytes": 0}
+               "entries": 0, "bytes": 0, "max_bytes": self.max_bytes}
+        self._check_dir()
         if self._fallback is not None:
+            out["memory_only"] = True
             out["reason"] = self._fallback.reason
         if not os.path.isdir(self.dir):
             return out
         for ns in sorted(os.listdir(self.dir)):
             n = size = 0
-            for root, _, files in os.walk(os.path.join(self.dir, ns)):
-                for fn in files:
-                    if not fn.startswith(".tmp-"):
-                        n += 1
-                        size += os.path.getsize(os.path.join(root, fn))
+            for _, size_i, _ in self._entries(os.path.join(self.dir, ns)):
+                n += 1
+                size += size_i
             out["namespaces"][ns] = {"entries": n, "bytes": size}
             out["entries"] += n
             out["bytes"] += size
@@ -180,7 +244,7 @@ class FileCache:
         """Remove every entry; returns how many were removed."""
         import shutil
         n = self.info()["entries"]
-        if os.path.isdir(self.dir):
+        if os.path.isdir(self.dir) and not self._unsafe():
             for ns in os.listdir(self.dir):
                 full = os.path.join(self.dir, ns)
                 if os.path.isdir(full):
@@ -189,9 +253,64 @@ class FileCache:
                     self._remove(full)
         if self._fallback is not None:
             n += self._fallback.clear()
+        self._size = None
         return n
 
+    # -- size cap ------------------------------------------------------------
+    @staticmethod
+    def _entries(root: str):
+        """(mtime, bytes, path) of every entry under ``root``."""
+        for d, _, files in os.walk(root):
+            for fn in files:
+                if fn.startswith(".tmp-"):
+                    continue
+                full = os.path.join(d, fn)
+                try:
+                    st = os.stat(full)
+                except OSError:
+                    continue
+                yield st.st_mtime, st.st_size, full
+
+    def _account(self, nbytes: int) -> None:
+        """Count a write; past ``max_bytes`` evict down to 3/4 of it (oldest first)."""
+        with self._lock:
+            if self._size is None:
+                self._size = sum(sz for _, sz, _ in self._entries(self.dir))
+            else:
+                self._size += nbytes
+            if self._size <= self.max_bytes:
+                return
+            entries = sorted(self._entries(self.dir))
+            total = sum(sz for _, sz, _ in entries)
+            for _, sz, full in entries:
+                if total <= self.max_bytes * 3 // 4:
+                    break
+                self._remove(full)
+                total -= sz
+                self.stats["evicted"] += 1
+            self._size = total
+
+    @staticmethod
+    def _touch(p: str) -> None:
+        """Mark an entry used now (eviction drops the least recently used first)."""
+        try:
+            os.utime(p)
+        except OSError:
+            pass
+
     # -- helpers -----------------------------------------------------------
+    def _unsafe(self) -> bool:
+        return self._fallback is not None and self._fallback.reason.startswith("unsafe")
+
+    def _check_dir(self) -> None:
+        """Once: refuse a directory other users can write to (memory only, one warning)."""
+        if self._checked:
+            return
+        self._checked = True
+        why = unsafe_dir_reason(self.dir)
+        if why is not None:
+            self._fall_back(f"unsafe: {why}")
+
     @staticmethod
     def _remove(p: str) -> None:
         try:
@@ -203,7 +322,7 @@ class FileCache:
         with self._lock:
             if self._fallback is None:
                 warnings.warn(f"tilejit: {reason}; caching compiled kernels in memory only",
-                              RuntimeWarning, stacklevel=3)
+                              RuntimeWarning, stacklevel=4)
                 self._fallback = MemoryCache(reason)
 
 
@@ -213,10 +332,11 @@ _caches_lock = threading.Lock()
 
 def get_cache(directory: str | None = None) -> FileCache:
     """The cache for ``directory`` (default: :func:`default_cache_dir`), one per dir."""
+    from .options import get_options
     d = os.path.abspath(directory or default_cache_dir())
     with _caches_lock:
         if d not in _caches:
-            _caches[d] = FileCache(d)
+            _caches[d] = FileCache(d, get_options().cache_max_bytes)
         return _caches[d]
 
 
@@ -349,8 +469,8 @@ def _host_cpu_id() -> str:
     import llvmlite.binding as llvm
     from ..backends.llvm import binding
     binding.host_target_machine()            # initialises the native target
-    return f"{llvm.get_process_triple()}:{llvm.get_host_cpu_name()}:" \
-           f"{llvm.get_host_cpu_features().flatten()}"
+    name, features = binding.host_cpu()
+    return f"{llvm.get_process_triple()}:{name}:{features}"
 
 
 def llvm_key(llir: str, options=None, target: str | None = None) -> str:
@@ -369,7 +489,9 @@ def cpu_compile_cached(llir: str, tm, options=None, cache=None):
 
     The CPU backend calls this in place of ``parse_module`` + ``optimize`` +
     ``create_engine``.  A hit skips LLVM's optimisation pipeline and code generation
-    (MCJIT's object cache); entries are checksummed, so a damaged one is rebuilt.
+    (MCJIT's object cache); entries are checksummed and bound to their key, and
+    object files are checked (runtime/objcheck.py) before LLVM sees them, so a
+    damaged one is rebuilt.
     """
     import llvmlite.binding as llvm
     from ..backends.llvm import binding
@@ -389,7 +511,8 @@ def cpu_compile_cached(llir: str, tm, options=None, cache=None):
         binding.optimize(mod, tm)
         llir_opt = str(mod)
         cache.put(key, llir_opt.encode(), namespace="llir-opt")
-    obj = cache.get(key, namespace="obj") if stored is not None else None
+    from .objcheck import check_object      # a malformed object would abort in LLVM
+    obj = cache.get(key, namespace="obj", validate=check_object) if stored is not None else None
     engine = llvm.create_mcjit_compiler(mod, binding.new_host_target_machine())
     engine.set_object_cache(lambda _m, buf: cache.put(key, bytes(buf), namespace="obj"),
                             lambda _m: obj)

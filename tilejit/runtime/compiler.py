@@ -8,6 +8,8 @@ each stage's name ('ttir', the canonicalised 'ttir_opt' where passes exist,
 from __future__ import annotations
 
 from ..ir.types import dtype_from_name
+from .entry import user_entry
+from ..analysis.explain import print_explanation
 
 
 def _by_name(keys, all_names, what):
@@ -59,6 +61,7 @@ def _print(func) -> str:
         return f"<tile IR of {func.name}>"
 
 
+@user_entry
 def compile(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=(),
             target="cpu", num_warps=4, num_stages=None, options=None):
     """Compile ``fn`` (a ``@tilejit.jit`` function or an ``ir.Function``) for ``target``
@@ -83,7 +86,10 @@ def compile(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=
         func.attrs["num_warps"] = int(num_warps)
         if num_stages is not None:
             func.attrs["num_stages"] = int(num_stages)
-    kernel = get_backend(kind).compile(func, options or get_options())
+    options = options or get_options()
+    kernel = get_backend(kind).compile(func, options)
+    if options.explain:                                   # TILEJIT_EXPLAIN=1
+        print_explanation(kernel, func)
     asm = dict(stages)
     asm.update(getattr(kernel, "asm", {}) or {})
     kernel.asm = asm

@@ -9,12 +9,14 @@ parameter list.  It
    through the launcher, which reads the options anew);
 2. binds the arguments of the one common call shape (a run of positional
    arguments, the rest by keyword, no launch options) without building dicts;
-3. computes a flat *express key*, one element per parameter, that separates
+3. sends arrays of more than 2**31-1 bytes, and read-only arrays for arguments a
+   kernel of the lane writes, to the launcher (its launch checks);
+4. computes a flat *express key*, one element per parameter, that separates
    exactly what the launcher's cache key separates: per array the dtype object's
    ``id`` with the 16-byte alignment bit, per int its width class and
    specialization (1, divisible by 16, other), a code per float / bool, each
    constexpr's value with its type where ``True == 1 == 1.0`` would collide;
-4. looks the key up in ``express`` (filled by the launcher after a launch through
+5. looks the key up in ``express`` (filled by the launcher after a launch through
    the general rules picked the kernel for the same arguments) and calls the
    entry's runner, which packs the launch values and runs the kernel.
 
@@ -32,12 +34,14 @@ the check fails (another Python implementation or layout) the lane uses ctypes'
 from __future__ import annotations
 
 import ctypes
+import linecache
 import sys
 
 import numpy as np
 
 from . import options as _options
 from ..backends import Buffer, LaunchArgs
+from .entry import TRACEBACK_HINT, USER_ERRORS, user_error
 
 _I32_MIN, _I32_MAX = -2 ** 31, 2 ** 31 - 1
 _I64_MIN, _I64_MAX = -2 ** 63, 2 ** 63 - 1
@@ -62,6 +66,34 @@ def _probe_data_offset():
 
 
 DATA_OFFSET = _probe_data_offset()
+WRITEABLE = 0x0400            # NPY_ARRAY_WRITEABLE
+
+
+def _probe_head():
+    """A ctypes structure over ``PyArrayObject`` from its ``data`` field to its
+    ``flags`` field (``data``, ``flags``), so the lane reads an array's address and
+    writability in one step; None when the layout does not check out on the probes."""
+    if DATA_OFFSET is None:
+        return None
+    nd_int = ctypes.sizeof(ctypes.c_int)
+    # data, nd (int, padded), dimensions, strides, base, descr, flags: NumPy's layout
+    flags_at = DATA_OFFSET + 8 + 8 + 4 * 8
+    head = type("ArrayHead", (ctypes.Structure,), {"_fields_": [
+        ("data", ctypes.c_size_t), ("_mid", ctypes.c_char * (flags_at - DATA_OFFSET - 8)),
+        ("flags", ctypes.c_int)]})
+    if ctypes.sizeof(ctypes.c_void_p) != 8 or nd_int != 4:
+        return None
+    ro = np.frombuffer(bytes(32), np.int8)
+    locked = np.zeros(4)
+    locked.flags.writeable = False
+    for a in (np.zeros(3), ro, locked, np.arange(10)[::2], np.zeros((2, 2)).T):
+        h = head.from_address(id(a) + DATA_OFFSET)
+        if h.data != a.__array_interface__["data"][0] or h.flags != a.flags.num:
+            return None
+    return head.from_address
+
+
+ARRAY_HEAD = _probe_head()
 
 
 class LazyArgs(LaunchArgs):
@@ -133,16 +165,26 @@ def runner_for(kernel, names, vals=()):
 
 # ---------------------------------------------------------------- code generation
 def _array_lines(i, spec):
-    if DATA_OFFSET is not None:
+    if ARRAY_HEAD is not None and DATA_OFFSET is not None:
+        addr = [f"        h{i} = head(id(v{i}) + {DATA_OFFSET}); a{i} = h{i}.data"]
+        writable = f"h{i}.flags & {WRITEABLE}"
+    elif DATA_OFFSET is not None:
         addr = [f"        a{i} = read(id(v{i}) + {DATA_OFFSET}).value"]
+        writable = f"v{i}.flags.writeable"
     else:
         addr = [f"        try: a{i} = addressof(from_buffer(v{i}))",
                 "        except (TypeError, ValueError, BufferError): return slow(args, kwargs, grid)"]
+        writable = "True"                 # from_buffer refuses read-only arrays
     align = f" | (not a{i} & 15)" if spec else ""
     talign = f", not a{i} & 15" if spec else ""
+    slow = "return slow(args, kwargs, grid)"
     return [f"    if t{i} is ndarray:", *addr, f"        k{i} = id(v{i}.dtype){align}",
+            # launch checks (runtime/launch_checks.py) take the launcher: arrays that may
+            # hold over 2**31-1 elements (bytes: cheaper to read than the element count),
+            # read-only arrays where a kernel of this lane writes (W<i>, set by miss())
+            f"        if v{i}.nbytes > {_I32_MAX} or (W{i} and not {writable}): {slow}",
             f"    elif t{i} is Tensor:",            # torch CUDA tensors (host ones: the launcher)
-            f"        if not v{i}.is_cuda: return slow(args, kwargs, grid)",
+            f"        if not v{i}.is_cuda or v{i}.numel() > {_I32_MAX}: {slow}",
             f"        a{i} = v{i}.data_ptr()",
             f"        k{i} = (v{i}.dtype, v{i}.get_device(){talign})"]
 
@@ -236,15 +278,18 @@ def _source(plan, guarded=False) -> str:
     keys = "".join(f"k{i}, " for i in range(n))
     values = "".join(f"a{i}, " for i, p in enumerate(plan) if not p[1])
     vals = "".join(f"v{i}, " for i in range(n))
-    lines = ["def go(grid, /, *args, **kwargs):",
-             "    if options._current is not state[0]: return reset(args, kwargs, grid)",
-             *(["    if guard.changed(): return slow(args, kwargs, grid)"] if guarded else []),
-             *bind_lines(plan), *key_lines(plan),
-             f"    key = ({keys})",
-             "    run = express.get(key)",
-             f"    if run is None: return miss(args, kwargs, grid, key, ({vals}))",
-             *grid_lines(plan),
-             f"    return run([{values}], ({vals}), gx, gy, gz)"]
+    body = ["    if options._current is not state[0]: return reset(args, kwargs, grid)",
+            *(["    if guard.changed(): return slow(args, kwargs, grid)"] if guarded else []),
+            *bind_lines(plan), *key_lines(plan),
+            f"    key = ({keys})",
+            "    run = express.get(key)",
+            f"    if run is None: return miss(args, kwargs, grid, key, ({vals}))",
+            *grid_lines(plan),
+            f"    return run([{values}], ({vals}), gx, gy, gz)"]
+    # the launch's entry point: errors in the user's kernel or setup end here (for_user)
+    lines = ["def go(grid, /, *args, **kwargs):", "  try:", *("  " + line for line in body),
+             "  except USER_ERRORS as e:",
+             f"    raise user_error(e)  # the error is in your kernel or setup: see below ({TRACEBACK_HINT})"]
     return "\n".join(lines)
 
 
@@ -256,7 +301,8 @@ def make_key_function(plan):
                      "    args = kwargs = grid = None", *key_lines(plan),
                      f"    return ({''.join(f'k{i}, ' for i in range(n))})"])
     ns = {"slow": lambda *a: None, "ndarray": np.ndarray, "Tensor": torch_tensor_type(),
-          "read": ctypes.c_size_t.from_address,
+          **{f"W{i}": False for i in range(n)},
+          "read": ctypes.c_size_t.from_address, "head": ARRAY_HEAD,
           "addressof": ctypes.addressof, "from_buffer": ctypes.c_char.from_buffer}
     exec(compile(src, "<tilejit express key>", "exec"), ns)
     return ns["key_of"]
@@ -269,10 +315,15 @@ def make_express(launcher):
     from .validate import needs_grid_check
     ns = {"options": _options, "state": launcher.express_state, "express": launcher.express,
           "slow": launcher, "reset": launcher.express_reset, "miss": launcher.express_miss,
-          "ndarray": np.ndarray, "read": ctypes.c_size_t.from_address,
+          "ndarray": np.ndarray, "read": ctypes.c_size_t.from_address, "head": ARRAY_HEAD,
           "addressof": ctypes.addressof, "from_buffer": ctypes.c_char.from_buffer,
           "simple_grid": _simple_grid, "needs_grid_check": needs_grid_check,
-          "guard": launcher.guard, "Tensor": torch_tensor_type()}
+          "guard": launcher.guard, "Tensor": torch_tensor_type(),
+          "USER_ERRORS": USER_ERRORS, "user_error": user_error}
+    ns.update({f"W{i}": False for i in range(len(launcher.plan))})
     launcher.express_ns = ns
-    exec(compile(_source(launcher.plan, bool(launcher.guard.entries)), f"<tilejit express lane: {launcher.name}>", "exec"), ns)
+    source = _source(launcher.plan, bool(launcher.guard.entries))
+    filename = f"<tilejit express lane: {launcher.name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks
+    exec(compile(source, filename, "exec"), ns)
     return ns["go"]

@@ -22,7 +22,7 @@ def _array_lines(i, name, spec):
     return [
         f"    if t{i} is ndarray:",
         f"        d{i} = NP_PTR[v{i}.dtype]",
-        f"        if d{i} is None: return None",
+        f"        if d{i} is None or v{i}.nbytes > {_I32_MAX}: return None",   # launch checks
         f"        try: a{i} = addressof(from_buffer(v{i}))",
         "        except (TypeError, ValueError, BufferError): return None",
         f"        k{i} = (d{i}, {align}, 'cpu')",
@@ -30,7 +30,7 @@ def _array_lines(i, name, spec):
         "        host = True",
         f"    elif t{i} is Tensor:",       # contiguous torch tensors, on the host or a GPU
         f"        d{i} = TORCH_PTR.get(v{i}.dtype)",
-        f"        if d{i} is None or not v{i}.is_contiguous(): return None",
+        f"        if d{i} is None or not v{i}.is_contiguous() or v{i}.numel() > {_I32_MAX}: return None",
         f"        a{i} = v{i}.data_ptr()",
         f"        if v{i}.is_cuda: gpu = True; k{i} = (d{i}, {align}, 'cuda')",
         f"        elif v{i}.device.type == 'cpu': host = True; k{i} = (d{i}, {align}, 'cpu')",

@@ -30,10 +30,11 @@ def _bind_int(v, spec):
         t = "i32"
     elif _I64_MIN <= v <= _I64_MAX:
         t = "i64"
-    elif v <= _U64_MAX:
+    elif 0 <= v <= _U64_MAX:
         t = "u64"
     else:
-        raise ValueError(f"integer {v} does not fit in 64 bits")
+        raise ValueError(f"integer {v} does not fit in 64 bits (int64 holds -2**63 to "
+                         "2**63-1, uint64 0 to 2**64-1)")
     if not spec:
         return (t, 0), v, None
     return (t, 1 if v == 1 else (16 if v % 16 == 0 else 0)), v, None

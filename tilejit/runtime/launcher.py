@@ -16,9 +16,12 @@ from .options import get_options
 from .validate import check_devices, check_grid, needs_grid_check, with_sanitize
 from .fastpath import make_fast_binder, torch_is_imported
 from . import express as _express
+from . import launch_checks as _checks
+from .express import LazyArgs
 from .globals_guard import GlobalsGuard
 from .descriptors import bind_descriptor, descriptor_arg_from_key, is_descriptor_key
 from ..tools.tensor_descriptor import TensorDescriptor
+from ..analysis.explain import print_explanation
 from . import options as _options_mod
 
 _EMPTY = inspect.Parameter.empty
@@ -72,15 +75,37 @@ def _simple_grid(grid):
 
 class _KernelCache(dict):
     """The launcher's key -> kernel dict; any change empties the express lane
-    (whose entries were derived from it)."""
+    (whose entries were derived from it).
 
-    def __init__(self, on_change):
+    At most ``limit`` kernels (``Options.kernel_cache_size``; 0: no limit): adding one
+    more drops the least recently used, where "used" is a launch through the general
+    path (:meth:`touch`) or through the express lane since the last change
+    (``in_lane()``: ids of the kernels the lane runs), so dropped kernels free their
+    machine code and IR (``clear()`` frees them all)."""
+
+    def __init__(self, on_change, in_lane=lambda: ()):
         super().__init__()
         self._on_change = on_change
+        self._in_lane = in_lane
+        self.limit = 0
 
     def __setitem__(self, key, value):
+        if self.limit and key not in self and len(self) >= self.limit:
+            self._evict(len(self) - self.limit + 1)
         self._on_change()
         super().__setitem__(key, value)
+
+    def touch(self, key, value):
+        """``key`` was just used: make it the most recent (no change to the lane)."""
+        dict.__delitem__(self, key)
+        dict.__setitem__(self, key, value)
+
+    def _evict(self, n):
+        lane = set(self._in_lane())
+        for k in [k for k, v in dict.items(self) if id(v) in lane]:
+            self.touch(k, dict.__getitem__(self, k))
+        for k in list(dict.keys(self))[:n]:
+            dict.__delitem__(self, k)
 
     def __delitem__(self, key):
         self._on_change()
@@ -124,7 +149,7 @@ class Launcher:
         self.is_constexpr = [p.is_constexpr for p in self.params]
         self.specialize = [not p.do_not_specialize for p in self.params]
         self.defaults = [p.default for p in self.params]
-        self.cache: dict = _KernelCache(self._express_clear)
+        self.cache: dict = _KernelCache(self._express_clear, self._lane_kernels)
         self.nparams = len(self.params)
         self.param_set = frozenset(self.names)
         self.tail_sets = [set(self.names[i:]) for i in range(len(self.names) + 1)]
@@ -138,6 +163,7 @@ class Launcher:
         self.express: dict = {}        # express key -> runner (runtime/express.py)
         self.express_state = [None]    # the Options object the express entries hold under
         self._express_keep: list = []  # dtypes whose ids are in express keys (ids stay unique)
+        self._lane_ids: set = set()    # ids of the kernels express entries run (LRU recency)
         self.guard = GlobalsGuard(jitfn)     # module-level values the kernel folds in
         self.go = _express.make_express(self)
 
@@ -145,6 +171,11 @@ class Launcher:
     def _express_clear(self):
         self.express.clear()
         self._express_keep.clear()
+        self._lane_ids.clear()
+
+    def _lane_kernels(self):
+        """ids of the kernels the express lane has run since it was last emptied."""
+        return self._lane_ids
 
     def express_reset(self, args, kwargs, grid):
         """The options changed: empty the lane, note the current options, launch."""
@@ -163,10 +194,15 @@ class Launcher:
             dtypes = [v.dtype for v in vals if type(v) is np.ndarray]
             if any(id(d) & 1 for d in dtypes):       # the key ors the alignment bit into ids
                 return kernel
+            if _checks.huge_arrays(LazyArgs([], vals, self.names).buffers):
+                return kernel                        # may be the sanitized variant
+            for name in _checks.written_params(kernel, self.names):
+                self.express_ns[f"W{self.index[name]}"] = True     # check writability there
             run = _express.runner_for(kernel, self.names, vals)
             if run is None:
                 return kernel
             self._express_keep.extend(dtypes)
+            self._lane_ids.add(id(kernel))
             self.express[key] = run
         return kernel
 
@@ -265,6 +301,7 @@ class Launcher:
             self._options = options
             self._opt_token = _OPTION_TOKENS.setdefault(options, len(_OPTION_TOKENS))
             self._backend = choose_backend(options, "cpu")
+            self.cache.limit = options.kernel_cache_size
             gpu = choose_backend(options, "cuda")
             self._gpu_backend = gpu if gpu == "cuda" else None   # else: the general path errs
         if device == "cpu":
@@ -275,14 +312,19 @@ class Launcher:
             if backend != "cuda":
                 raise ValueError(f"{self.name}: CUDA arrays were passed but the backend is "
                                  f"'{backend}'; host backends cannot read device memory")
+            from ..backends.cuda.driver import require_bindings
+            require_bindings(self.name)
         key = (tuple(keys), tuple(consts), lopts, self._opt_token, backend)
         kernel = self.cache.get(key)
         if kernel is None:
             if self.cache and _recompile.ENABLED:      # TILEJIT_LOG_RECOMPILES=1
                 _recompile.log_recompile(self, key)
             kernel = self.cache[key] = self.compile(vals, keys, consts, lopts, options, backend, key)
+        else:
+            self.cache.touch(key, kernel)
         if warmup:
             return kernel
+        kernel = self._checked(kernel, vals, keys, consts, lopts, options, backend, buffers)
         g = _simple_grid(grid) if type(grid) is tuple else None
         if g is None:
             g = normalize_grid(grid, self._meta(vals, lopts) if callable(grid) else None, self.name)
@@ -294,6 +336,24 @@ class Launcher:
                 keep = [v.base if type(v) is TensorDescriptor else v for v in vals]
             kernel.launch(g, LaunchArgs(values, buffers, keep), **dict(lopts))
         return kernel
+
+    def _checked(self, kernel, vals, keys, consts, lopts, options, backend, buffers):
+        """The kernel to run after the launch checks (runtime/launch_checks.py): a
+        read-only array for an argument the kernel writes is refused; arrays longer
+        than 2**31-1 elements with int32 offset arithmetic the analysis does not prove
+        in range run the sanitize-mode variant (OffsetOverflowError, not a wild access)."""
+        _checks.check_writable(kernel, self.name, self.names, vals)
+        if backend == "interpreter" or options.sanitize or not _checks.huge_arrays(buffers):
+            return kernel
+        if not _checks.offset_ops(kernel):
+            return kernel
+        options = with_sanitize(options, True)
+        token = _OPTION_TOKENS.setdefault(options, len(_OPTION_TOKENS))
+        key = (tuple(keys), tuple(consts), lopts, token, backend)
+        checked = self.cache.get(key)
+        if checked is None:
+            checked = self.cache[key] = self.compile(vals, keys, consts, lopts, options, backend, key)
+        return checked
 
     def bind_values(self, vals):
         """Per-parameter binding: (type keys, launch values, buffers, constexprs, device)."""
@@ -351,6 +411,8 @@ class Launcher:
         dump = _dumper(options, self.fn, key)
         func = self.build_func(vals, keys, lopts, options, dump)
         kernel = get_backend(backend).compile(func, options)
+        if options.explain:                               # TILEJIT_EXPLAIN=1
+            print_explanation(kernel, func)
         if dump:
             for stage, text in (getattr(kernel, "asm", None) or {}).items():
                 dump(stage, text if isinstance(text, str) else repr(text))
@@ -375,8 +437,7 @@ class Launcher:
                 continue
             arg_types[self.names[i]] = dtype_from_name(k[0])
             spec[self.names[i]] = (16 if k[1] == 16 else 1, k[1] == 1)
-        constexprs = {n: (getattr(v, "value", v) if type(v).__name__ == "constexpr" else v)
-                      for n, v in zip(self.names, vals)
+        constexprs = {n: constexpr_value(v) for n, v in zip(self.names, vals)
                       if self.is_constexpr[self.index[n]] or v is None}
         func = build_ir(self.fn, arg_types, constexprs, spec)
         for a in func.arguments:       # record the specialization on the IR arguments
@@ -394,9 +455,18 @@ class Launcher:
 _EQUAL_TO_INTS = (bool, float, np.bool_, np.float32, np.float64)
 
 
-def _constexpr_key(v):
+def constexpr_value(v):
+    """A constexpr argument's value: ``tl.constexpr`` unwrapped, a numpy scalar
+    (``np.int32(16)``, ``np.float32``, ``np.bool_``) as the Python number it holds."""
     if type(v).__name__ == "constexpr":
         v = getattr(v, "value", v)
+    if isinstance(v, np.generic) and v.dtype.kind in "biuf":
+        v = v.item()
+    return v
+
+
+def _constexpr_key(v):
+    v = constexpr_value(v)
     if type(v) is float:              # repr keeps -0.0 from 0.0 and makes nan equal to nan
         return ("float", repr(v))
     if type(v) in _EQUAL_TO_INTS:     # True == 1 == 1.0 hash alike: keep them apart

@@ -13,6 +13,29 @@ def _flag(env, name) -> bool:
     return env.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def _xdg_cache_dir(env) -> str:
+    """``$XDG_CACHE_HOME/tilejit`` when XDG_CACHE_HOME is an absolute path (the XDG
+    base-directory rule: relative values are ignored), else ''."""
+    base = env.get("XDG_CACHE_HOME", "").strip()
+    return os.path.join(base, "tilejit") if os.path.isabs(base) else ""
+
+
+_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _size(env, name, default: int) -> int:
+    """A count from the environment: digits with an optional K/M/G/T suffix (``500M``)."""
+    text = env.get(name, "").strip().upper().removesuffix("B").removesuffix("I")
+    if not text:
+        return default
+    num, suffix = (text[:-1], text[-1]) if text[-1] in _SUFFIX else (text, "")
+    try:
+        return max(0, int(float(num) * _SUFFIX[suffix]))
+    except ValueError:
+        raise ValueError(f"{name}={env.get(name)!r}: expected a number with an optional "
+                         "K/M/G suffix, e.g. 500M") from None
+
+
 @dataclass(frozen=True)
 class CudaTuning:
     """The CUDA backend's code-generation choices (``Options.cuda``; part of the compile
@@ -98,10 +121,14 @@ class Options:
     debug: bool = False              # TILEJIT_DEBUG=1: verify the IR after every pass
     dump_dir: str = ""               # TILEJIT_DUMP_DIR=dir: write every stage's text
     num_threads: int = 0             # TILEJIT_NUM_THREADS (0: all cores)
-    cache_dir: str = ""              # TILEJIT_CACHE_DIR (default ~/.cache/tilejit)
+    cache_dir: str = ""              # TILEJIT_CACHE_DIR, else $XDG_CACHE_HOME/tilejit (default ~/.cache/tilejit)
+    cache_max_bytes: int = 1 << 30   # TILEJIT_CACHE_SIZE=500M: disk cache cap, oldest dropped (0: no cap)
+    kernel_cache_size: int = 1024    # TILEJIT_KERNEL_CACHE_SIZE: compiled kernels kept in memory per kernel (LRU)
     vectorize: bool = True           # TILEJIT_VECTORIZE=0 disables analysis-driven vector access
     native_call: bool = True         # TILEJIT_NATIVE_CALL=0: launches pack with struct + ctypes
     ptx_check: str = ""              # TILEJIT_PTX_CHECK=80,90: also compile host kernels for CUDA
+    traceback: bool = False          # TILEJIT_TRACEBACK=1: compile errors keep tilejit's own frames
+    explain: bool = False            # TILEJIT_EXPLAIN=1: print each compiled kernel's paths (stderr)
     cuda: CudaTuning = field(default_factory=CudaTuning)   # TILEJIT_CUDA_TUNING="name=0|1,...": CUDA lowering choices
 
     @classmethod
@@ -115,10 +142,14 @@ class Options:
             debug=_flag(env, "TILEJIT_DEBUG"),
             dump_dir=env.get("TILEJIT_DUMP_DIR", ""),
             num_threads=int(env.get("TILEJIT_NUM_THREADS", "0") or 0),
-            cache_dir=env.get("TILEJIT_CACHE_DIR", ""),
+            cache_dir=env.get("TILEJIT_CACHE_DIR", "") or _xdg_cache_dir(env),
+            cache_max_bytes=_size(env, "TILEJIT_CACHE_SIZE", 1 << 30),
+            kernel_cache_size=_size(env, "TILEJIT_KERNEL_CACHE_SIZE", 1024),
             vectorize=env.get("TILEJIT_VECTORIZE", "1").strip() != "0",
             native_call=env.get("TILEJIT_NATIVE_CALL", "1").strip() != "0",
             ptx_check=env.get("TILEJIT_PTX_CHECK", "").strip(),
+            traceback=_flag(env, "TILEJIT_TRACEBACK"),
+            explain=_flag(env, "TILEJIT_EXPLAIN"),
             cuda=CudaTuning.parse(env.get("TILEJIT_CUDA_TUNING", "")),
         )
 
@@ -159,3 +190,4 @@ class use_options:
     def __exit__(self, *exc):
         set_options(self.saved)
         return False
+

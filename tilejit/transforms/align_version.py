@@ -24,6 +24,12 @@ values too), pointer roots on their address.  The hints claim exactly what the b
 condition has just checked, so the analysis facts (and the claim checker) stay sound
 for aligned and misaligned inputs alike.
 
+*Range roots*: signed scalar integers defined outside the loop whose range is not inside
+``[0, 2**(bits-2))`` (tutorial 03's ``pid_n * BLOCK_SIZE_N``, whose ``% N`` keeps its runs
+only when non-negative: truncating remainder).  They are tested with ``0 <= x <= 2**(bits-2)
+- 1`` and claimed with ``tj.assume_range`` (``ops.AssumeRangeOp``); the bound leaves room
+to add tile offsets without wrapping.
+
 The loop is versioned only when it pays: with the hinted roots the analysis must give
 every dot operand load that lacked one a 16-byte access plan (``analysis.vector``);
 roots the plan does not need are dropped (one analysis per root).  A loop that needs
@@ -37,7 +43,7 @@ from dataclasses import dataclass, field
 
 from ..ir import ops
 from ..ir.core import Block, Function, Op, Region, Value
-from ..ir.types import PointerType, int64
+from ..ir.types import PointerType, int64, int_range
 
 SWITCH = "align_version"
 DONE = "align_versioned"
@@ -111,16 +117,35 @@ def find_roots(facts, loop, loads, int_target: int) -> list:
             continue
         o = v.op
         if _is_root_type(v):
+            rng = facts.range(v)
+            if rng is not None and rng[0] == rng[1]:
+                continue                                  # a constant: testing it proves nothing new
             t = _target(v, int_target)
-            if facts.axis(v).divisibility[0] % t == 0:
-                continue                                         # aligned enough already
+            need = [t] if facts.axis(v).divisibility[0] % t else []
+            need += [r for r in [_range_target(v)] if r and not _within(facts.range(v), r)]
+            if not need:
+                continue                                  # aligned and bounded enough already
             if (o not in inside) if o is not None else (v.owner not in inside_blocks):
-                roots[v] = t                                     # defined outside the loop
+                roots.update({(v, spec): spec for spec in need})   # defined outside the loop
                 continue
         if o is None or o.regions or not o.has_trait("pure"):
             continue
         stack.extend(o.operands)
-    return sorted(roots.items(), key=lambda kv: _order_key(kv[0]))
+    return sorted([(v, spec) for (v, _), spec in roots.items()],
+                  key=lambda kv: _order_key(kv[0]) + (isinstance(kv[1], tuple),))
+
+
+def _range_target(v: Value):
+    """The range ``(0, 2**(bits-2) - 1)`` a signed scalar integer root is tested against:
+    non-negative (so ``//``, ``%`` by it keep their runs) with room for tile offsets."""
+    el = v.type.element
+    if isinstance(el, PointerType) or el.kind != "int":
+        return None
+    return (0, (1 << (el.bits - 2)) - 1)
+
+
+def _within(rng, bounds) -> bool:
+    return rng is not None and bounds[0] <= rng[0] and rng[1] <= bounds[1]
 
 
 def _order_key(v: Value):
@@ -256,11 +281,18 @@ def _condition(roots, loc) -> list:
         out.append(o)
         return o.result
 
-    for r, div in roots:
+    for r, spec in roots:
+        if isinstance(spec, tuple):          # lo <= r <= hi
+            lo = add(_make(ops.ConstantOp, loc, value=spec[0], type=r.type))
+            hi = add(_make(ops.ConstantOp, loc, value=spec[1], type=r.type))
+            ge = add(_make(ops.CmpOp, loc, lhs=r, rhs=lo, pred="ge"))
+            le = add(_make(ops.CmpOp, loc, lhs=r, rhs=hi, pred="le"))
+            tests.append(add(_make(ops.AndOp, loc, lhs=ge, rhs=le)))
+            continue
         x = r
         if isinstance(r.type.element, PointerType):
             x = add(_make(ops.CastOp, loc, src=r, to=int64))
-        low = add(_make(ops.ConstantOp, loc, value=div - 1, type=x.type))
+        low = add(_make(ops.ConstantOp, loc, value=spec - 1, type=x.type))
         zero = add(_make(ops.ConstantOp, loc, value=0, type=x.type))
         masked = add(_make(ops.AndOp, loc, lhs=x, rhs=low))
         tests.append(add(_make(ops.CmpOp, loc, lhs=masked, rhs=zero, pred="eq")))
@@ -268,6 +300,21 @@ def _condition(roots, loc) -> list:
     for t in tests[1:]:
         acc = add(_make(ops.AndOp, loc, lhs=acc, rhs=t))
     return out
+
+
+def _hint_op(src, spec, loc) -> Op:
+    """The claim the branch has just tested: ``tt.multiple_of`` (an alignment) or
+    ``tj.assume_range`` (bounds)."""
+    if isinstance(spec, tuple):
+        return _make(ops.AssumeRangeOp, loc, src=src, values=tuple(spec))
+    return _make(ops.MultipleOfOp, loc, src=src, values=(spec,))
+
+
+def _claim_nothing(h: Op) -> tuple:
+    """Values that make hint ``h`` claim nothing (to test whether it is needed)."""
+    if isinstance(h, ops.AssumeRangeOp):
+        return int_range(h.result.type.element)
+    return (1,)
 
 
 def version_loop(func: Function, loop, roots) -> Versioned:
@@ -281,8 +328,8 @@ def version_loop(func: Function, loop, roots) -> Versioned:
     if_op = ops.IfOp({"cond": cond_ops[-1].result}, {"result_types": list(types)}, list(types), loc)
     then_b, else_b = if_op.regions[0].block, if_op.regions[1].block
     vmap, hints = {}, []
-    for r, div in roots:
-        h = _make(ops.MultipleOfOp, loc, src=r, values=(div,))
+    for r, spec in roots:      # a root tested twice (alignment and range) gets both hints
+        h = _hint_op(vmap.get(r, r), spec, loc)
         h.result.name_hint = r.name_hint
         then_b.append(h)
         vmap[r] = h.result
@@ -326,15 +373,19 @@ def _try_loop(func: Function, loop, loads, roots):
     if len(roots) > 1:
         for r, h in v.hints:
             full = h.attrs["values"]
-            h.attrs["values"] = (1,)                    # a hint that claims nothing
+            h.attrs["values"] = _claim_nothing(h)
             if _pays(_analyze(func), v, loads):
-                keep = [kv for kv in keep if kv[0] is not r]
+                keep = [kv for kv in keep if not (kv[0] is r and _same_kind(kv[1], h))]
             else:
                 h.attrs["values"] = full
     if len(keep) == len(roots):
         return v
     v.undo()
     return version_loop(func, loop, keep)
+
+
+def _same_kind(spec, h: Op) -> bool:
+    return isinstance(spec, tuple) == isinstance(h, ops.AssumeRangeOp)
 
 
 def candidates(func: Function, facts) -> list:

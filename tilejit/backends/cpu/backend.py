@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import struct
 import threading
-import weakref
 from collections.abc import Mapping
 
 from .. import Backend, CompiledKernel, LaunchArgs, register_backend
@@ -92,6 +91,8 @@ class CPUKernel(CompiledKernel):
         self._busy = threading.Lock()
         self.num_threads = num_threads or default_threads()
 
+    backend_name = "cpu"
+    facts = None             # the analysis facts it was compiled with (TILEJIT_EXPLAIN)
     grid_bound = None        # (bx, by, bz) the code was compiled under (vectorize.py)
     _general = None          # () -> the variant compiled without a grid bound
 
@@ -198,7 +199,6 @@ class CPUBackend(Backend):
     name = "cpu"
 
     def __init__(self):
-        self._cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
     def is_available(self) -> bool:
@@ -209,13 +209,16 @@ class CPUBackend(Backend):
         (the kernel then checks every launch's grid against it)."""
         key = (options.sanitize, options.vectorize, options.num_threads, options.dump_dir,
                GRID_BOUND if bounded else None)
-        per_func = self._cache.get(func)
+        # variants live on the IR function itself (a kernel refers to its function, so
+        # a cache keyed weakly by the function would keep both alive forever); the
+        # launcher dropping its kernel frees function, variants and machine code together
+        per_func = func.__dict__.get("_cpu_variants")
         if per_func is not None and key in per_func:
             return per_func[key]
         with _COMPILE_LOCK:          # LLVM contexts are not shared across threads safely
             kernel = self._compile(func, options, bounded)
         with self._lock:
-            self._cache.setdefault(func, {})[key] = kernel
+            func.__dict__.setdefault("_cpu_variants", {})[key] = kernel
         return kernel
 
     def _compile(self, func, options, bounded=True) -> CPUKernel:
@@ -233,6 +236,7 @@ class CPUBackend(Backend):
         kernel = CPUKernel(func, engine, addr, asserts, llir, llir_opt, options.num_threads,
                            module.frame_bytes)
         kernel._accesses, kernel.sanitize = module.accesses, bool(options.sanitize)
+        kernel.facts = facts
         if bound is not None:        # launches beyond the bound run the unbounded variant
             kernel.grid_bound = bound
             kernel._general = lambda: self.compile(func, options, bounded=False)

@@ -165,13 +165,28 @@ def rejections(func, arch: int, num_warps: int = 4, options=None) -> list:
     from .lowering import Lowering
     lw = Lowering(func, arch, num_warps, analyze(func), True, tuning=getattr(options, "cuda", None))
     prepare(lw)
+    taken = {o for o in func.walk() if isinstance(o, ops.ForOp)
+             and o in lw._async_plans and plan_for(lw, o) is not None}
+    fallback = _versioned_fallbacks(func)
     out = []
     for o in func.walk():
-        if isinstance(o, ops.ForOp):
-            if o in lw._async_plans and plan_for(lw, o) is not None:
-                continue
+        if isinstance(o, ops.ForOp) and o not in taken and fallback.get(o) not in taken:
             if o in getattr(lw, "ring_rejects", {}):
                 out.append((o.loc, lw.ring_rejects[o]))
+    return out
+
+
+def _versioned_fallbacks(func) -> dict:
+    """{fallback loop: fast loop} of the loops ``transforms.align_version`` versioned:
+    ``scf.if {..., fast loop, yield} else {loop, yield}`` (the fallback runs only when
+    the launch's values fail the tested alignment or range)."""
+    out = {}
+    for o in func.walk():
+        if isinstance(o, ops.IfOp) and len(o.regions) == 2 and o.regions[1].blocks:
+            then_ops, else_ops = o.regions[0].blocks[0].ops, o.regions[1].blocks[0].ops
+            if len(else_ops) == 2 and isinstance(else_ops[0], ops.ForOp) and len(then_ops) >= 2 \
+                    and isinstance(then_ops[-2], ops.ForOp):
+                out[else_ops[0]] = then_ops[-2]
     return out
 
 

@@ -22,13 +22,33 @@ def _printer(func) -> str:
         return f"<tile IR of {func.name}>"
 
 
-def _facts(func, options):
-    """The analysis facts that drive vector accesses (None with ``vectorize`` off); a
-    failing analysis is an ``AnalysisError`` naming the kernel, never scalar code."""
+# Programs per grid axis that a bounded compile assumes (y and z: the hardware limit).
+# Under the bound ``pid * BLOCK + arange(BLOCK)`` cannot wrap for BLOCK <= 2048, so its
+# sign is known and ``offs % C``, ``offs // C`` keep their runs; larger grids run the
+# variant compiled without it (``CudaKernel.grid_bound``).
+GRID_BOUND = (1 << 20, 65535, 65535)
+
+
+def _plans(func, facts) -> list:
+    from ...analysis.vector import access_plan
+    from ...ir import ops
+    return [access_plan(facts, o.ptr, o.mask, max_lanes=16) for o in func.walk()
+            if isinstance(o, (ops.LoadOp, ops.StoreOp)) and o.ptr.type.shape]
+
+
+def _facts(func, options, bounded=True):
+    """``(facts, grid_bound)``: the analysis under :data:`GRID_BOUND` when that changes
+    an access plan (the kernel then checks every launch's grid), else without a bound;
+    ``(None, None)`` with ``vectorize`` off.  A failing analysis is an ``AnalysisError``
+    naming the kernel, never scalar code."""
     if options is not None and not getattr(options, "vectorize", True):
-        return None
+        return None, None
     from ...analysis import analyze
-    return analyze(func)
+    free = analyze(func)
+    if not bounded or getattr(options, "sanitize", False):
+        return free, None
+    tight = analyze(func, grid_bound=GRID_BOUND)
+    return (free, None) if _plans(func, tight) == _plans(func, free) else (tight, GRID_BOUND)
 
 
 class CudaKernel(CompiledKernel):
@@ -38,6 +58,14 @@ class CudaKernel(CompiledKernel):
 
     reports = sanitize = False
     _accesses = _asserts = ()
+    backend_name = "cuda"
+    facts = ring = None      # the analysis facts and dot-loop decisions it was compiled with
+    grid_bound = None        # (bx, by, bz) the code was compiled under (GRID_BOUND), or None
+    _general = None          # () -> the variant compiled without a grid bound
+
+    def _over(self, gx, gy, gz) -> bool:
+        gb = self.grid_bound
+        return gb is not None and (gx > gb[0] or gy > gb[1] or gz > gb[2])
 
     def __init__(self, name, func, asm, arch, num_warps, smem_bytes):
         super().__init__(name, func, asm)
@@ -50,6 +78,8 @@ class CudaKernel(CompiledKernel):
         return self.asm["ptx"]
 
     def launch(self, grid, args, **launch_options):
+        if self._over(*grid):
+            return self._general().launch(grid, args, **launch_options)
         if self._launcher is None:
             from .driver import Launcher
             self._launcher = Launcher(self)
@@ -65,6 +95,8 @@ class CudaKernel(CompiledKernel):
         torch = sys.modules.get("torch")
         if self.reports or torch is None:
             return None
+        if self.grid_bound is not None:
+            return self._bounded_runner(first_tensor)
         from .driver import Launcher, get_device
         if self._launcher is None:
             self._launcher = Launcher(self)
@@ -82,6 +114,24 @@ class CudaKernel(CompiledKernel):
                     pass
             run_on(get_device(idx), (gx, gy, gz), values, stream_of(idx))
             return self
+        return run
+
+    def _bounded_runner(self, first_tensor: int):
+        """The device runner of a grid-bounded kernel: launches over the bound go to the
+        unbounded variant's runner."""
+        gb, self.grid_bound = self.grid_bound, None
+        try:
+            mine = self.device_runner(first_tensor)
+        finally:
+            self.grid_bound = gb
+        other = []
+
+        def run(values, vals, gx, gy, gz):
+            if gx > gb[0] or gy > gb[1] or gz > gb[2]:
+                if not other:
+                    other.append(self._general().device_runner(first_tensor))
+                return other[0](values, vals, gx, gy, gz)
+            return mine(values, vals, gx, gy, gz)
         return run
 
 
@@ -104,6 +154,30 @@ def _check_shared_memory(func, arch: int, nbytes: int) -> None:
         file=getattr(loc, "file", ""), line=getattr(loc, "line", 0))
 
 
+def _ring_decisions(func, lw) -> dict:
+    """{dot loop: None (the cp.async ring) or why it kept the register path}, for
+    ``TILEJIT_EXPLAIN`` (analysis/explain.py)."""
+    from .async_pipeline import _versioned_fallbacks
+    plans, rejects = getattr(lw, "_async_plans", {}), getattr(lw, "ring_rejects", {})
+    out = {o: rejects.get(o) for o in plans}
+    out.update(rejects)
+    for slow, fast in _versioned_fallbacks(func).items():
+        if slow in out and out.get(fast, "") is None:
+            out[slow] = f"{out[slow]} (the run-time fallback of a versioned loop)"
+    return out
+
+
+def _once(make):
+    """``make()`` called on first use, its result kept."""
+    box = []
+
+    def get():
+        if not box:
+            box.append(make())
+        return box[0]
+    return get
+
+
 class CudaBackend(Backend):
     name = "cuda"
 
@@ -111,14 +185,17 @@ class CudaBackend(Backend):
         from .driver import cuda_available
         return cuda_available()
 
-    def compile(self, func, options=None) -> CudaKernel:
+    def compile(self, func, options=None, bounded: bool = True) -> CudaKernel:
+        """``bounded``: the analysis may assume :data:`GRID_BOUND` programs per axis
+        (only kept when it changes an access plan; launches beyond it recompile
+        without)."""
         arch = func.attrs.get("target")
         arch = tgt.parse_target(arch) if arch else self.default_arch()
         num_warps = int(func.attrs.get("num_warps", 4))
         if (getattr(options, "vectorize", True) if options else True) and not getattr(options, "sanitize", False):
             from ...transforms.align_version import align_version
             align_version(func)     # dot loops on runtime-checked alignment; attrs['align_version']=False: off
-        facts = _facts(func, options)
+        facts, bound = _facts(func, options, bounded)
         lw = lower_kernel(func, arch, num_warps, facts,
                           getattr(options, "vectorize", True) if options else True,
                           sanitize=bool(getattr(options, "sanitize", False)),
@@ -129,6 +206,10 @@ class CudaBackend(Backend):
         kernel = CudaKernel(func.name, func, asm, arch, num_warps, lw.smem_bytes)
         kernel.reports, kernel.sanitize = lw.reports, lw.sanitize
         kernel._accesses, kernel._asserts = lw.accesses, lw.asserts
+        kernel.facts, kernel.ring = facts, _ring_decisions(func, lw)
+        if bound is not None:
+            kernel.grid_bound = bound
+            kernel._general = _once(lambda: self.compile(func, options, bounded=False))
         return kernel
 
     def default_arch(self) -> int:

@@ -20,8 +20,30 @@ _lock = threading.Lock()
 
 
 def _cu():
-    from cuda.bindings import driver
+    try:
+        from cuda.bindings import driver
+    except ImportError as e:
+        raise missing_bindings(e) from None
     return driver
+
+
+def missing_bindings(cause, kernel: str = "") -> Exception:
+    """The error for a CUDA launch without cuda-bindings: what to install."""
+    from ...runtime.entry import MissingDependencyError
+    who = f"kernel '{kernel}': " if kernel else ""
+    return MissingDependencyError(
+        f"{who}CUDA arrays need the cuda backend, which launches through cuda-bindings, and "
+        f"it cannot be imported ({cause}). Install it with: pip install \"tilejit[cuda]\" "
+        "(or pip install cuda-bindings). Host arrays (numpy, torch CPU tensors) run on the "
+        "cpu backend without it.")
+
+
+def require_bindings(kernel: str) -> None:
+    """Raise :func:`missing_bindings` unless cuda-bindings imports."""
+    try:
+        from cuda.bindings import driver  # noqa: F401
+    except ImportError as e:
+        raise missing_bindings(e, kernel) from None
 
 
 def check(result):

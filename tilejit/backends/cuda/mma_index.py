@@ -18,7 +18,8 @@ from .lowering import Tile
 
 _BIN = {ops.AddOp: "add", ops.SubOp: "sub", ops.MulOp: "mul", ops.AndOp: "and_",
         ops.OrOp: "or_", ops.XorOp: "xor"}
-_SHAPE = (ops.ExpandDimsOp, ops.BroadcastOp, ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp)
+_SHAPE = (ops.ExpandDimsOp, ops.BroadcastOp, ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp,
+          ops.AssumeRangeOp)
 _PRED = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 

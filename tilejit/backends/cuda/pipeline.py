@@ -25,7 +25,7 @@ import math
 from ...ir import ops
 
 _SLICE_OK = (ops.ConstantOp, ops.SplatOp, ops.ArangeOp, ops.ExpandDimsOp, ops.ReshapeOp,
-             ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp)
+             ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp, ops.AssumeRangeOp)
 
 
 _PTR_OK = _SLICE_OK + (ops.BroadcastOp,)
@@ -102,7 +102,7 @@ def plan_prefetch(for_op):
 
 # ---- a body slice evaluated for another iteration ------------------------------------
 _SHAPE_OPS = (ops.ExpandDimsOp, ops.BroadcastOp, ops.ReshapeOp, ops.SplatOp)
-_HINTS = (ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp)
+_HINTS = (ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp, ops.AssumeRangeOp)
 
 
 def recurrences(body):

@@ -54,7 +54,7 @@ def _same_elements(lw, op):
     return [Tile(src.regs, lay)]
 
 
-@RULES.register(ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp)
+@RULES.register(ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp, ops.AssumeRangeOp)
 def _hint(lw, op):
     return [lw.get(op.src)]
 

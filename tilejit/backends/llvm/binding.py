@@ -30,6 +30,15 @@ def init_all_targets():
 
 
 _HOST = None
+_HOST_CPU: list = []          # (cpu name, feature string), detected once per process
+
+
+def host_cpu() -> tuple:
+    """This host's CPU name and LLVM feature string (detection costs ~1 ms: once)."""
+    if not _HOST_CPU:
+        _init_native()
+        _HOST_CPU.append((llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()))
+    return _HOST_CPU[0]
 
 
 def new_host_target_machine():
@@ -37,8 +46,8 @@ def new_host_target_machine():
     (an MCJIT engine takes ownership of the one it is given)."""
     _init_native()
     target = llvm.Target.from_default_triple()
-    features = llvm.get_host_cpu_features().flatten()
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=features,
+    name, features = host_cpu()
+    return target.create_target_machine(cpu=name, features=features,
                                         opt=3, codemodel="jitdefault", jit=True)
 
 
