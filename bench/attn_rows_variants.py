@@ -3,14 +3,14 @@ backend, timed in one process for the variants of cuda/mma_rows.py and cuda/rows
 (K's and V's tiles staged together at the top of the body or each before its dot; K's
 transposed block loaded K-major in vectors, or as strided 2-byte loads; both B tiles
 copied by cp.async into a ring), non-causal and causal, each checked against torch's
-float32 SDPA (each variant compiles into its own cache: the switches are not part of the
-cache key).  Usage: PYTHONPATH=$PWD python bench/attn_rows_variants.py [VARIANT ...]
+float32 SDPA (each variant under its own ``CudaTuning``: the switches are part of the
+compile key).  Usage: PYTHONPATH=$PWD python bench/attn_rows_variants.py [VARIANT ...]
 (default: kmajor ring; variants: neither kmajor prestage+kmajor "prestage+kmajor maxnreg128"
 ring "ring maxnreg128" ring+rotate "ring+rotate stages4" wgmma "wgmma in order" "wgmma stages4" "wgmma maxnreg128" "wgmma in order maxnreg128" "index tiles"; or triton alone: real Triton in this process)."""
 import os
 import statistics
 import sys
-import tempfile
+from dataclasses import replace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -22,8 +22,7 @@ def main():
         from tilejit.compat import install_triton_alias
         install_triton_alias()
     from bench_tutorials_cuda import kernels
-    from tilejit.backends.cuda import mma_rows
-    from tilejit.runtime.options import use_options
+    from tilejit.runtime.options import get_options, use_options
     K = kernels("fused_attention")
     Z, H, N, D, BM, BN = 4, 32, 4096, 64, 128, 64
     torch.manual_seed(0)
@@ -31,8 +30,7 @@ def main():
     o = torch.empty_like(q)
     m = torch.empty((Z, H, N), device="cuda", dtype=torch.float32)
     rows = []
-    from tilejit.backends.cuda import rows_ring
-    # name: (PRESTAGE_B, KMAJOR_B, RING, ROTATE_FIRST, extra launch options[, WGMMA])
+    # name: (prestage_b, kmajor_b, row_ring, ring_rotate_first, extra launch options[, ring_wgmma])
     variants = {"neither": (False, False, False, False, {}), "kmajor": (False, True, False, False, {}),
                 "prestage+kmajor": (True, True, False, False, {}),
                 "prestage+kmajor maxnreg128": (True, True, False, False, {"maxnreg": 128}),
@@ -48,15 +46,14 @@ def main():
                 "triton": (False, True, False, False, {})}
     for name in chosen:
         pre, km, ring, rot, extra, wg = (variants[name] + (False,))[:6]
-        mma_rows.PRESTAGE_B, mma_rows.KMAJOR_B, rows_ring.RING, rows_ring.ROTATE_FIRST = pre, km, ring, rot
-        rows_ring.WGMMA = wg
-        # mma_rows.INDEX_TILES (causal band loops in rings) goes with the first dot in order
-        # under the register cap (rows_ring.ROTATE_UNDER_CAP)
-        mma_rows.INDEX_TILES = name == "index tiles"
-        rows_ring.ROTATE_UNDER_CAP = name != "index tiles"
+        # index_tiles (causal band loops in rings) goes with the first dot in order under
+        # the register cap (ring_rotate_under_cap off)
+        tuning = replace(get_options().cuda, prestage_b=pre, kmajor_b=km, row_ring=ring, ring_rotate_first=rot,
+                         ring_wgmma=wg, index_tiles=name == "index tiles",
+                         ring_rotate_under_cap=name != "index tiles")
         extra = {"num_stages": 3, **extra}
         rotate = name
-        with use_options(cache_dir=tempfile.mkdtemp(prefix=f"tj_{int(pre)}{int(km)}{int(ring)}{int(rot)}{int(wg)}_")):
+        with use_options(cuda=tuning):
             for causal in (False, True):
                 def run():
                     return K._attn_fwd[(N // BM, Z * H, 1)](q, k, v, 0.5, m, o, *q.stride(), *k.stride(),

@@ -8,12 +8,14 @@
 #       OFF switch's bench rows beside the shipped default
 #   bash bench/gpu_next_session.sh figures    # ~6 min: bench_cuda.py and every tutorial row
 #
-# Switches still OFF (each module's comment says what it does; flip the default, and the
-# PTX tests' expectations, only after the 'switches' call shows it correct and faster):
-#   cuda/mma_rows.INDEX_TILES (+ rows_ring.ROTATE_UNDER_CAP=False): causal attention's
-#       band loop in the ring (predicted causal 1.24 -> ~1.0 ms)
-#   cuda/pipeline.ARANGE_LEAVES: tutorial 03's K-mask index per chunk (4 fewer barriers)
-#   cuda/rules_reduce.FUSE_SIBLINGS: sibling full reductions share one exchange (LN dx)
+# CudaTuning fields still OFF (tilejit/runtime/options.py says what each does; flip the
+# default, and the PTX tests' expectations, only after the 'switches' call shows it
+# correct and faster; TILEJIT_CUDA_TUNING="index_tiles=1,..." sets them for one run):
+#   index_tiles (+ ring_rotate_under_cap=0): causal attention's band loop in the ring
+#       (predicted causal 1.24 -> ~1.0 ms)
+#   arange_leaves: tutorial 03's K-mask index per chunk (4 fewer barriers)
+#   fuse_siblings: sibling full reductions share one exchange (LN dx)
+#   prestage_b: the region dots' B operands staged together (slower on the H200 so far)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/triton_cache
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -30,7 +32,7 @@ switches)
   mkdir -p "$OUT/mm"
   timeout 150 bash bench/matmul_tutorial_gpu.sh "$OUT/mm" 0 matmul_imm_uwg_fresh,matmul_shipped_arange 0 0
   TESTS= SKIP_TRITON_PTX=1 ROWS=layer_norm_bwd_dx OUT="$OUT/ln" timeout 120 \
-      bash bench/memory_bound_gpu.sh "fuse:rules_reduce:FUSE_SIBLINGS:1@layer_norm_bwd_dx,layer_norm_bwd"
+      bash bench/memory_bound_gpu.sh "fuse:fuse_siblings=1@layer_norm_bwd_dx,layer_norm_bwd"
   ;;
 figures)
   timeout 280 python bench/bench_cuda.py --out "$OUT/cuda_h200.json" > "$OUT/bench_cuda.log" 2>&1

@@ -6,8 +6,7 @@
 O=${1:-/tmp}; TT=${2:-120}; VARS=${3:-}; BENCH=${4:-1}; TRI=${5:-0}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader | tee $O/gpu.txt
-python -c "import tilejit.backends.cuda.rules_wgmma as W, tilejit.backends.cuda.async_pipeline as A
-print('IMM_OFFSETS', W.IMM_OFFSETS, 'PROXY_FENCE', A.PROXY_FENCE)" | tee -a $O/gpu.txt
+python -c "from tilejit.runtime.options import get_options; print(get_options().cuda)" | tee -a $O/gpu.txt
 if [ "$TT" != 0 ]; then
   timeout $TT python -m pytest -q -n 8 -p no:cacheprovider -o addopts="" tests/e2e tests/unit/test_cuda_gpu_dot.py \
     -k "${KF:-cuda and (matmul or dot or gemm or ring or align or persistent or tutorial or attention or attn)}" > $O/gpu_tests.log 2>&1

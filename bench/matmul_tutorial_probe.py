@@ -1,6 +1,6 @@
 """Variants of tutorials 03 (grouped-ordering matmul: tutorial 09's hinted ``mm``, the
 published ``mm03``) and 08 (grouped GEMM) on one GPU:
-tilejit under chosen compile attributes / module switches, and Triton, timed the way
+tilejit under chosen compile attributes / ``CudaTuning`` switches, and Triton, timed the way
 bench_tutorials_cuda.py times its rows (its ``bench_ms``: L2 flushed, CUDA events, median).
 
     PYTHONPATH=$PWD python bench/matmul_tutorial_probe.py --impl triton --out o.jsonl [--ptx DIR]
@@ -9,11 +9,11 @@ bench_tutorials_cuda.py times its rows (its ``bench_ms``: L2 flushed, CUDA event
 
 ``--impl rows``: each of ROW_VARIANTS in a fresh process (own TILEJIT_CACHE_DIR) through
 bench_tutorials_cuda's own row (``run_row``: the ``triton`` alias, the launcher, its timing),
-with the variant's module switches set first: the bench's figures, switch by switch.
+with the variant's ``CudaTuning`` fields set first: the bench's figures, switch by switch.
 
 Each tilejit variant is built from the tutorial source specialised as the launcher does
 (divisible-by-16 pointers and sizes, unit strides), compiled for cuda:90 with the
-variant's ``func.attrs`` and module switches, checked against torch, then timed.
+variant's ``func.attrs`` and ``CudaTuning`` fields, checked against torch, then timed.
 One JSON line per variant (ms, TFLOP/s, max error, shared bytes); ``--ptx DIR`` saves PTX.
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ MM_DIV = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "s
 MM_ONE = ("stride_ak", "stride_bn", "stride_cn")
 GG_SIG = {0: "*i64", 1: "*i64", 2: "*i64", 3: "*i32", 4: "*i32", 5: "i32"}
 
-# name -> (kernel, func.attrs, {module: {switch: value}}, hinted grouped-GEMM source)
+# name -> (kernel, func.attrs, {CudaTuning field: value}, hinted grouped-GEMM source)
 VARIANTS = {
     "mm": ("mm", {}, {}, False),
     "mm_early": ("mm", {"ring_late_issue": False}, {}, False),
@@ -56,13 +56,16 @@ VARIANTS = {
 }
 
 
-# name -> (bench_tutorials_cuda row key, {module: {switch: value}}, hinted grouped-GEMM source)
-_W, _A = "tilejit.backends.cuda.rules_wgmma", "tilejit.backends.cuda.async_pipeline"
-
-
+# name -> (bench_tutorials_cuda row key, {CudaTuning field: value}, hinted grouped-GEMM source)
 def _sw(imm, fence, uwg=False, fresh=False, arange=False):
-    return {_W: {"IMM_OFFSETS": imm, "UNIFORM_WG": uwg}, _A: {"PROXY_FENCE": fence, "FRESH_TID": fresh},
-            "tilejit.backends.cuda.pipeline": {"ARANGE_LEAVES": arange}}
+    return dict(imm_offsets=imm, uniform_wg=uwg, proxy_fence=fence, fresh_tid=fresh, arange_leaves=arange)
+
+
+def _options(switches):
+    """The process options with ``switches`` ({CudaTuning field: value}) set."""
+    from dataclasses import replace
+    from tilejit.runtime.options import get_options
+    return get_options().with_(cuda=replace(get_options().cuda, **switches))
 
 
 ROW_VARIANTS = {}
@@ -97,10 +100,8 @@ def row_child(ns, emit):
     install_triton_alias()
     name = ns.only
     key, switches, hinted = ROW_VARIANTS[name]
-    for mod, sw in switches.items():
-        m = importlib.import_module(mod)
-        for k, v in sw.items():
-            setattr(m, k, v)
+    from tilejit.runtime.options import set_options
+    set_options(_options(switches))
     if hinted:
         sys.path.insert(0, os.path.join(ns.tmp, "src"))
         B._MODULES["grouped_gemm"] = importlib.import_module(hinted_source(os.path.join(ns.tmp, "src")))
@@ -190,9 +191,8 @@ def run_tilejit(ns, emit):
     names = ns.only.split(",") if ns.only else list(VARIANTS)
     for name in names:
         kind = VARIANTS[name][0]
-        saved = []
         try:
-            func, saved = _func(ns, name)
+            func, options = _func(ns, name)
             torch.manual_seed(0)
             if kind in ("mm", "mm03"):
                 a, b, c, args, grid = mm_setup(torch)
@@ -205,7 +205,7 @@ def run_tilejit(ns, emit):
                 flops = sum(2 * m * n * k for m, n, k in GROUPS)
                 grid = 132
                 tensors = list(args[:5])
-            kern = get_backend("cuda").compile(func, None)
+            kern = get_backend("cuda").compile(func, options)
             vals = [x.data_ptr() if isinstance(x, torch.Tensor) else x for x in args]
             la = LaunchArgs(vals, [], tensors)
             run = lambda: kern.launch((grid, 1, 1), la)  # noqa: E731
@@ -220,22 +220,13 @@ def run_tilejit(ns, emit):
         except Exception as e:
             traceback.print_exc()
             emit(dict(impl="tilejit", variant=name, error=f"{type(e).__name__}: {e}"[:500]))
-        finally:
-            for m, k, v in saved:
-                setattr(m, k, v)
 
 
 def _func(ns, name):
-    """(ir.Function with the variant's attrs, saved switches) for variant ``name``."""
+    """(ir.Function with the variant's attrs, the options with its switches) for variant ``name``."""
     import bench_tutorials_cuda as B
     from tilejit.runtime.compiler import build
     kind, attrs, switches, hinted = VARIANTS[name]
-    saved = []
-    for mod, sw in switches.items():
-        m = importlib.import_module(mod)
-        for k, v in sw.items():
-            saved.append((m, k, getattr(m, k)))
-            setattr(m, k, v)
     if kind == "mm":
         func, _ = build(B.kernels("persistent_matmul").matmul_kernel, MM_SIG, MM, MM_DIV, MM_ONE)
     elif kind == "mm03":
@@ -250,7 +241,7 @@ def _func(ns, name):
         func, _ = build(K.grouped_matmul_kernel, GG_SIG, dict(NUM_SM=132, **GG), (0, 1, 2, 3, 4), ())
     func.attrs.update({"target": "cuda:90", "num_warps": 8, "num_stages": 3})
     func.attrs.update(attrs)
-    return func, saved
+    return func, _options(switches)
 
 
 def dry_tilejit(ns, emit):
@@ -260,12 +251,8 @@ def dry_tilejit(ns, emit):
     from tilejit.compat import install_triton_alias
     install_triton_alias()
     for name in (ns.only.split(",") if ns.only else list(VARIANTS)):
-        func, saved = _func(ns, name)
-        try:
-            kern = get_backend("cuda").compile(func, None)
-        finally:
-            for m, k, v in saved:
-                setattr(m, k, v)
+        func, options = _func(ns, name)
+        kern = get_backend("cuda").compile(func, options)
         path = os.path.join(ns.ptx or ns.tmp, f"tilejit_{name}.ptx")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:

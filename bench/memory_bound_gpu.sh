@@ -2,7 +2,8 @@
 # One device call for the memory-bound tutorials (bench/results/memory_bound_notes.md):
 # the GPU tests, the tutorial rows beside Triton, Triton's PTX/cubin (from its cache),
 # and tilejit-only variant rows.
-#   bash bench/memory_bound_gpu.sh "name:module:FLAG:0+module:FLAG:1@row,row;name2:...@row"
+#   bash bench/memory_bound_gpu.sh "name:field=0,field=1@row,row;name2:...@row"
+# (fields of CudaTuning, tilejit/runtime/options.py, given as TILEJIT_CUDA_TUNING; x: none)
 # A variant named maxnregN launches the dx kernel with maxnreg=N; one named base* runs
 # the tree carried in .exp_base (git archive HEAD).  SKIP_TRITON_PTX=1: no Triton PTX;
 # TESTS= (empty): no GPU tests.
@@ -27,16 +28,9 @@ for v in "${VARS[@]}"; do
       bench/bench_tutorials_cuda.py > $script
   fi
   echo "== variant $name ($flags) rows $rows"
-  # flags: module:NAME:0|1 joined by '+', set on tilejit.backends.cuda.<module> before the child runs
-  TILEJIT_CACHE_DIR=/tmp/tjc_$name TILEJIT_BACKEND=cuda python -c "
-import importlib, runpy, sys
-for a in sys.argv[1].split('+'):
-    if a.count(':') == 2:
-        m, n, val = a.split(':')
-        setattr(importlib.import_module('tilejit.backends.cuda.' + m), n, val == '1')
-sys.argv = sys.argv[2:]
-runpy.run_path(sys.argv[0], run_name='__main__')" "$flags" $script --child --impl tilejit --device cuda \
-    --rows $rows --result $OUT/var_$name.jsonl --samples /tmp/s_$name 2>&1 | grep -E " ms|WRONG|rror" | tail -6
+  [[ $flags == x ]] && flags=
+  TILEJIT_CUDA_TUNING=$flags TILEJIT_CACHE_DIR=/tmp/tjc_$name TILEJIT_BACKEND=cuda \
+    python $script --child --impl tilejit --device cuda --rows $rows --result $OUT/var_$name.jsonl --samples /tmp/s_$name 2>&1 | grep -E " ms|WRONG|rror" | tail -6
 done
 [[ -n ${SKIP_TRITON_PTX:-} ]] && exit 0
 mkdir -p $OUT/tr

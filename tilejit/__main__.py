@@ -18,11 +18,7 @@ import sys
 
 
 def _cmd_demo(args) -> int:
-    try:
-        from tilejit.demo import main
-    except ImportError as e:
-        print(f"tilejit demo is not available: {e}", file=sys.stderr)
-        return 1
+    from tilejit.demo import main
     rest = (["--backend", args.backend] if getattr(args, "backend", None) else []) + list(args.rest)
     return main(rest) or 0
 

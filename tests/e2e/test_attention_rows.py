@@ -90,19 +90,19 @@ CASES = [  # H, N, D, BLOCK_M, BLOCK_N, warps, causal, bf16
 ]
 
 
-SWITCHES = {"strided K": {"mma_rows.KMAJOR_B": False, "rows_ring.RING": False},
-            "kmajor+prestage": {"mma_rows.PRESTAGE_B": True, "rows_ring.RING": False},
-            "no ring": {"rows_ring.RING": False},
-            "ring in order": {"rows_ring.ROTATE_FIRST": False},
-            "mma.sync ring": {"rows_ring.WGMMA": False},
-            "mma.sync ring in order": {"rows_ring.WGMMA": False, "rows_ring.ROTATE_FIRST": False},
-            "index tiles": {"mma_rows.INDEX_TILES": True, "rows_ring.ROTATE_UNDER_CAP": False},
-            "index tiles mma.sync": {"mma_rows.INDEX_TILES": True, "rows_ring.WGMMA": False}}
+SWITCHES = {"strided K": {"kmajor_b": False, "row_ring": False},
+            "kmajor+prestage": {"prestage_b": True, "row_ring": False},
+            "no ring": {"row_ring": False},
+            "ring in order": {"ring_rotate_first": False},
+            "mma.sync ring": {"ring_wgmma": False},
+            "mma.sync ring in order": {"ring_wgmma": False, "ring_rotate_first": False},
+            "index tiles": {"index_tiles": True, "ring_rotate_under_cap": False},
+            "index tiles mma.sync": {"index_tiles": True, "ring_wgmma": False}}
 
 
 @pytest.fixture(params=["default", *SWITCHES])
-def switches(request, backend, tmp_path):
-    """cuda/mma_rows' and cuda/rows_ring's switches: as shipped (K-major B and the cp.async
+def switches(request, backend):
+    """cuda/mma_rows' and cuda/rows_ring's switches (``CudaTuning`` fields): as shipped (K-major B and the cp.async
     ring of B tiles on with the first dot an iteration ahead, on wgmma where it fits: sm_90a,
     one 16-row tile per warp; pre-staging off), with the ring's dots in order, the ring's
     dots on mma.sync (ahead or in order), with index tiles in the region (causal masks at
@@ -110,7 +110,7 @@ def switches(request, backend, tmp_path):
     register path (ring off): with K-major B
     off (K's transposed tile in strided loads), with pre-staging on, and with neither
     (tests/cuda_switches.py: run on cuda, and on cpu with the PTX check)."""
-    yield from switched(request.param, SWITCHES, backend, tmp_path)
+    yield from switched(request.param, SWITCHES, backend)
 
 
 @pytest.mark.parametrize("H,N,D,BM,BN,W,causal,bf16", CASES)

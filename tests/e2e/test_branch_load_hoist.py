@@ -8,7 +8,7 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
-from tilejit.backends.cuda import hoist_loads
+from tests.cuda_switches import cuda_tuning
 
 
 @tilejit.jit
@@ -61,8 +61,7 @@ def test_branch_read_modify_write(backend, rng, case, M, N, block):
     np.testing.assert_allclose(acc, ref, rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(seen, ref_seen)
     if backend == "cuda":
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(hoist_loads, "HOIST", False)
+        with cuda_tuning(hoist_branch_loads=False):
             off, off_seen = run(1)
         np.testing.assert_array_equal(acc.view(np.uint32), off.view(np.uint32))
         np.testing.assert_array_equal(seen, off_seen)

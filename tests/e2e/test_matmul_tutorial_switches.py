@@ -1,9 +1,9 @@
 """Tutorial 03's grouped-ordering matmul (K masks: K a multiple of 16, not of BLOCK_K, so the
 cp.async ring zero-fills a tail) and tutorial 08's grouped GEMM (pointers from memory,
 aligned and misaligned groups in one launch: the versioned ring and register paths)
-against numpy on every backend, under the dot-ring switches of cuda/rules_wgmma
-(IMM_OFFSETS, UNIFORM_WG), cuda/async_pipeline (FRESH_TID, PROXY_FENCE) and cuda/pipeline
-(ARANGE_LEAVES): as shipped and each one flipped (tests/cuda_switches.py: run on cuda,
+against numpy on every backend, under the dot-ring switches (``CudaTuning`` fields) of
+cuda/rules_wgmma (imm_offsets, uniform_wg), cuda/async_pipeline (fresh_tid, proxy_fence) and
+cuda/pipeline (arange_leaves): as shipped and each one flipped (tests/cuda_switches.py: run on cuda,
 and on cpu with the PTX check)."""
 
 import numpy as np
@@ -13,18 +13,18 @@ import tilejit
 import tilejit.language as tl
 from tests.cuda_switches import switched
 
-SWITCHES = {"no imm offsets": {"rules_wgmma.IMM_OFFSETS": False},
-            "no uniform wg": {"rules_wgmma.UNIFORM_WG": False},
-            "no fresh tid": {"async_pipeline.FRESH_TID": False},
-            "no proxy fence": {"async_pipeline.PROXY_FENCE": False},
-            "arange leaves": {"pipeline.ARANGE_LEAVES": True},
-            "all before": {"rules_wgmma.IMM_OFFSETS": False, "rules_wgmma.UNIFORM_WG": False,
-                           "async_pipeline.FRESH_TID": False, "pipeline.ARANGE_LEAVES": False}}
+SWITCHES = {"no imm offsets": {"imm_offsets": False},
+            "no uniform wg": {"uniform_wg": False},
+            "no fresh tid": {"fresh_tid": False},
+            "no proxy fence": {"proxy_fence": False},
+            "arange leaves": {"arange_leaves": True},
+            "all before": {"imm_offsets": False, "uniform_wg": False,
+                           "fresh_tid": False, "arange_leaves": False}}
 
 
 @pytest.fixture(params=["default", *SWITCHES])
-def switches(request, backend, tmp_path):
-    yield from switched(request.param, SWITCHES, backend, tmp_path)
+def switches(request, backend):
+    yield from switched(request.param, SWITCHES, backend)
 
 
 @tilejit.jit

@@ -1,7 +1,7 @@
 """Values recomputed after a reduction instead of held across it (CUDA:
 tilejit/backends/cuda/remat.py), on every backend against numpy: tutorial 05's
 layer-norm backward rows (fp16, 8192 columns, 8 warps: the plan the tutorial gets),
-and small kernels with the plan forced (``MIN_SAVING = 0``) whose recomputed values
+and small kernels with the plan forced (``CudaTuning.remat_min_saving = 0``) whose recomputed values
 are read by a second reduction, inside an ``scf.if``, in a loop body and next to a
 leaf read directly.  On CUDA the outputs must also be bit-identical with the plan off."""
 import numpy as np
@@ -9,7 +9,7 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
-from tilejit.backends.cuda import remat
+from tests.cuda_switches import cuda_tuning
 
 
 @tilejit.jit
@@ -52,12 +52,12 @@ def _run_ln(x, dy, w, mean, rstd, block, warps, tag):
 
 
 @pytest.mark.parametrize("M,N,block,warps", [(6, 8192, 8192, 8), (5, 8000, 8192, 8), (4, 1000, 1024, 1)])
-def test_layer_norm_backward_rows(backend, rng, monkeypatch, M, N, block, warps):
+def test_layer_norm_backward_rows(backend, rng, M, N, block, warps):
     if backend == "interpreter" and N > 1000:
         pytest.skip("slow on the interpreter")
-    monkeypatch.setattr(remat, "REMAT", True)
     x, dy, w, mean, rstd = _ln_inputs(rng, M, N)
-    dx, pdw, pdb = _run_ln(x, dy, w, mean, rstd, block, warps, 0)
+    with cuda_tuning(remat_reductions=True):
+        dx, pdw, pdb = _run_ln(x, dy, w, mean, rstd, block, warps, 0)
     xhat = (x.astype(np.float64) - mean[:, None]) * rstd[:, None]
     dyf = dy.astype(np.float64)
     wdy = w.astype(np.float64) * dyf
@@ -67,8 +67,8 @@ def test_layer_norm_backward_rows(backend, rng, monkeypatch, M, N, block, warps)
     np.testing.assert_allclose(pdw.astype(np.float64), dyf * xhat, rtol=2e-3, atol=1e-4)
     np.testing.assert_array_equal(pdb, dy)
     if backend == "cuda":       # the same bits without the plan
-        monkeypatch.setattr(remat, "REMAT", False)
-        off = _run_ln(x, dy, w, mean, rstd, block, warps, 1)
+        with cuda_tuning(remat_reductions=False):
+            off = _run_ln(x, dy, w, mean, rstd, block, warps, 1)
         for a, b in zip((dx, pdw, pdb), off):
             np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
 
@@ -114,10 +114,7 @@ def _mix_ref(a, b, z, flag):
 
 
 @pytest.mark.parametrize("M,N,block,warps,flag", [(3, 256, 256, 1, 1), (2, 500, 512, 2, 0), (4, 64, 64, 1, 1)])
-def test_recomputed_values_in_regions_loops_and_second_reduction(backend, rng, monkeypatch, M, N, block,
-                                                                 warps, flag):
-    monkeypatch.setattr(remat, "REMAT", True)
-    monkeypatch.setattr(remat, "MIN_SAVING", 0)
+def test_recomputed_values_in_regions_loops_and_second_reduction(backend, rng, M, N, block, warps, flag):
     a = rng.uniform(-2, 2, (M, N)).astype(np.float16)
     b = rng.integers(-4, 5, (M, N)).astype(np.int8)
     z = rng.uniform(-1, 1, N).astype(np.float32)
@@ -127,13 +124,14 @@ def test_recomputed_values_in_regions_loops_and_second_reduction(backend, rng, m
         out2 = np.full((M, N), 7.0, np.float32)
         remat_mix[(M,)](a, b, z, out, out2, N, flag, BLOCK=block, TAG=tag, num_warps=warps)
         return out, out2
-    out, out2 = run(0)
+    with cuda_tuning(remat_reductions=True, remat_min_saving=0):
+        out, out2 = run(0)
     ref, ref2 = _mix_ref(a, b, z, flag)
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-3)
     np.testing.assert_allclose(out2, ref2, rtol=1e-5, atol=1e-3)
     if backend == "cuda":
-        monkeypatch.setattr(remat, "REMAT", False)
-        off, off2 = run(1)
+        with cuda_tuning(remat_reductions=False):
+            off, off2 = run(1)
         np.testing.assert_array_equal(out.view(np.uint32), off.view(np.uint32))
         np.testing.assert_array_equal(out2.view(np.uint32), off2.view(np.uint32))
 
@@ -152,23 +150,22 @@ def outer_leaf(A, Out, N, BLOCK: tl.constexpr, TAG: tl.constexpr):
 
 
 @pytest.mark.parametrize("N,block,warps", [(200, 256, 1), (1000, 1024, 4)])
-def test_leaf_from_an_enclosing_block(backend, rng, monkeypatch, N, block, warps):
+def test_leaf_from_an_enclosing_block(backend, rng, N, block, warps):
     """The reduction is in a loop body, its chain starts from a tile loaded before the
     loop (which is read again after it): the copy made in the body serves the chain only."""
-    monkeypatch.setattr(remat, "REMAT", True)
-    monkeypatch.setattr(remat, "MIN_SAVING", 0)
     a = rng.uniform(-2, 2, N).astype(np.float16)
 
     def run(tag):
         out = np.full(N, 7.0, np.float32)
         outer_leaf[(1,)](a, out, N, BLOCK=block, TAG=tag, num_warps=warps)
         return out
-    out = run(0)
+    with cuda_tuning(remat_reductions=True, remat_min_saving=0):
+        out = run(0)
     acc = np.zeros(N)
     for i in range(3):
         t = (a + np.float16(i)).astype(np.float64) * 0.5
         acc += t - t.sum()
     np.testing.assert_allclose(out, acc + a.astype(np.float64), rtol=1e-5, atol=1e-3)
     if backend == "cuda":
-        monkeypatch.setattr(remat, "REMAT", False)
-        np.testing.assert_array_equal(out.view(np.uint32), run(1).view(np.uint32))
+        with cuda_tuning(remat_reductions=False):
+            np.testing.assert_array_equal(out.view(np.uint32), run(1).view(np.uint32))

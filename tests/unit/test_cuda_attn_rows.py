@@ -12,8 +12,9 @@ from tilejit.ir import ops
 from tilejit.runtime.compiler import build
 
 
-def _plans(fn, sig, cx, warps):
-    """{loop: RowPlan or None} and the forced dot layouts, from a full lowering."""
+def _plans(fn, sig, cx, warps, tuning=None):
+    """{loop: RowPlan or None} and the forced dot layouts, from a full lowering
+    (``tuning``: a CudaTuning, default as shipped)."""
     from tilejit.backends.cuda import mma_rows
     from tilejit.backends.cuda.lowering import lower_kernel
     from tilejit.analysis import analyze
@@ -27,7 +28,7 @@ def _plans(fn, sig, cx, warps):
         return got[op]
     mma_rows.plan_rows = spy
     try:
-        lw = lower_kernel(func, 90, warps, analyze(func))
+        lw = lower_kernel(func, 90, warps, analyze(func), tuning=tuning)
     finally:
         mma_rows.plan_rows = orig
     return got, getattr(lw, "forced_ml", {})
@@ -62,17 +63,12 @@ def test_causal_mask_outside_the_region_falls_back():
 
 
 def test_causal_mask_as_index_tiles_joins_the_region():
-    """mma_rows.INDEX_TILES: the mask's 2-D index values (the broadcasts of offs_m and of
+    """CudaTuning.index_tiles: the mask's 2-D index values (the broadcasts of offs_m and of
     start_n + offs_n, their compare) join the region (evaluated at the mma coordinates), so
     the whole softmax and p do: a full plan, as for the non-causal loop."""
-    from tilejit.backends.cuda import mma_rows
-    saved = mma_rows.INDEX_TILES
-    mma_rows.INDEX_TILES = True
-    try:
-        plans, forced = _plans(attn_rows, ATTN_SIG, dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=True,
-                                                         BF16=False), 8)
-    finally:
-        mma_rows.INDEX_TILES = saved
+    from tilejit.runtime.options import CudaTuning
+    plans, forced = _plans(attn_rows, ATTN_SIG, dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=True,
+                                                     BF16=False), 8, CudaTuning(index_tiles=True))
     (plan,) = plans.values()
     assert plan is not None and len(plan.rows) == 2 and len(plan.hoist) == 1
     cmp = [o for o in plan.ops if isinstance(o, ops.CmpOp)]

@@ -13,7 +13,7 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
-from tilejit.backends.cuda import hoist_loads
+from tests.cuda_switches import cuda_tuning
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 from test_branch_load_hoist import branch_rmw  # noqa: E402
@@ -40,8 +40,9 @@ def _before_if(ttir):
 
 
 @pytest.fixture
-def hoist_on(monkeypatch):
-    monkeypatch.setattr(hoist_loads, "HOIST", True)
+def hoist_on():
+    with cuda_tuning(hoist_branch_loads=True):
+        yield
 
 
 def test_layer_norm_partials_are_loaded_beside_count(hoist_on):
@@ -52,9 +53,9 @@ def test_layer_norm_partials_are_loaded_beside_count(hoist_on):
     assert len(loads) == 2 and all(loop < i < count for i in loads)
 
 
-def test_switch_off_keeps_the_loads_in_the_branch(monkeypatch):
-    monkeypatch.setattr(hoist_loads, "HOIST", False)
-    top = _before_if(_asm(ln_bwd_dx, LN_SIG, 8, GROUP_SIZE_M=96, BLOCK_SIZE_N=8192)["ttir"])
+def test_switch_off_keeps_the_loads_in_the_branch():
+    with cuda_tuning(hoist_branch_loads=False):
+        top = _before_if(_asm(ln_bwd_dx, LN_SIG, 8, GROUP_SIZE_M=96, BLOCK_SIZE_N=8192)["ttir"])
     assert not any(re.search(r"tt.load %D[WB]", l) for l in top)
 
 

@@ -12,18 +12,17 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
-from tilejit.backends.cuda import rules_atomic, rules_elementwise, rules_tiles
 from tilejit.backends.cuda import target as tgt
+from tests.cuda_switches import cuda_tuning
 from tests.e2e import test_tutorials as T
 
 
 @pytest.fixture(autouse=True)
-def fast_paths(monkeypatch):
+def fast_paths():
     """The fast paths (on by default since an H200 run) pinned on: their PTX is tested here."""
-    for mod, name in ((rules_atomic, "ORDERED_ATOM_ASM"), (rules_elementwise, "WIDE_UMULHI"),
-                      (rules_elementwise, "UNIFORM_DIVISOR"), (rules_elementwise, "CHUNK_CONSTANT_CMP"),
-                      (rules_tiles, "REMATERIALIZE")):
-        monkeypatch.setattr(mod, name, True)
+    with cuda_tuning(ordered_atom_asm=True, wide_umulhi=True, uniform_divisor=True,
+                     chunk_constant_cmp=True, remat_broadcasts=True):
+        yield
 
 
 seeded_dropout = T.seeded_dropout_kernel     # tutorial 04's kernel, shared with the e2e test
@@ -116,9 +115,8 @@ def test_dwdb_broadcasts_of_index_expressions_are_recomputed():
     assert _count(ptx, r"bar\.sync") == 4          # two reductions across warps
 
 
-def test_fast_paths_off_give_the_plain_lowering(monkeypatch):
-    for mod, name in ((rules_elementwise, "WIDE_UMULHI"), (rules_elementwise, "UNIFORM_DIVISOR")):
-        monkeypatch.setattr(mod, name, False)
-    ptx = _ptx(seeded_dropout, DROP_SIG, ("x_ptr", "output_ptr", "n_elements"), 4, BLOCK_SIZE=1024)
+def test_fast_paths_off_give_the_plain_lowering():
+    with cuda_tuning(wide_umulhi=False, uniform_divisor=False):
+        ptx = _ptx(seeded_dropout, DROP_SIG, ("x_ptr", "output_ptr", "n_elements"), 4, BLOCK_SIZE=1024)
     assert _count(ptx, r"mul\.wide\.u32") == 0 and _count(ptx, r"mul\.hi\.u32") > 0
     assert _count(ptx, r"rcp\.approx") == 0 and _count(ptx, r"div\.rn\.f32") == 8

@@ -13,13 +13,14 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
-from tilejit.backends.cuda import rules_atomic
 from tilejit.backends.cuda import target as tgt
+from tests.cuda_switches import cuda_tuning
 
 
 @pytest.fixture(autouse=True)
-def ordered_asm(monkeypatch):
-    monkeypatch.setattr(rules_atomic, "ORDERED_ATOM_ASM", True)
+def ordered_asm():
+    with cuda_tuning(ordered_atom_asm=True):
+        yield
 
 
 @tilejit.jit
@@ -128,11 +129,11 @@ def test_unused_result_is_not_shared():
     assert len(re.findall(r"st\.shared", ptx)) == 1
 
 
-def test_without_ordered_asm_every_thread_fences(monkeypatch):
+def test_without_ordered_asm_every_thread_fences():
     """The plain lowering: relaxed LLVM atomics (the CAS system-scoped), a
     fence.acq_rel.gpu before and after each atomic in every thread."""
-    monkeypatch.setattr(rules_atomic, "ORDERED_ATOM_ASM", False)
-    ptx = _sass_free(_ptx(locked_add, LOCK_SIG, BLOCK=256))
+    with cuda_tuning(ordered_atom_asm=False):
+        ptx = _sass_free(_ptx(locked_add, LOCK_SIG, BLOCK=256))
     assert re.findall(r"atom\.[\w.]*cas\.b32", ptx) == ["atom.relaxed.sys.global.cas.b32"]
     assert len(re.findall(r"atom\.global\.exch\.b32", ptx)) == 1
     fences = [m.start() for m in re.finditer(r"fence\.acq_rel\.gpu;", ptx)]

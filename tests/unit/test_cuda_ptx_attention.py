@@ -8,13 +8,12 @@ and ptxas assembles the PTX for sm_80 and sm_90a.  No GPU needed."""
 from __future__ import annotations
 
 import re
-import tempfile
 
 import pytest
 
 import tilejit
 from tilejit.backends.cuda import target as tgt
-from tests.cuda_switches import cuda_switches
+from tests.cuda_switches import cuda_tuning
 from tests.e2e import test_ring_computed_pointers as R
 
 needs_ptxas = pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
@@ -63,13 +62,12 @@ def test_attention_loop_on_mma_with_the_accumulator_kept(arch):
     assert body.count("bar.sync") == 4
 
 
-def rows_switches(kmajor=True, prestage=False, ring=False, rotate=False, wgmma=False, occupancy=False):
+def rows_switches(kmajor=True, prestage=False, ring=False, rotate=False, wgmma=False, occupancy=False,
+                  **more):
     """mma_rows' K-major B loads and B pre-staging and rows_ring's cp.async ring set as
-    given, with a private compile cache (the switches are not in the cache key)."""
-    return cuda_switches({"mma_rows.KMAJOR_B": kmajor, "mma_rows.PRESTAGE_B": prestage,
-                          "rows_ring.RING": ring, "rows_ring.ROTATE_FIRST": rotate,
-                          "rows_ring.WGMMA": wgmma, "rows_ring.OCCUPANCY": occupancy},
-                         tempfile.mkdtemp(prefix="tj_rows_"))
+    given (CudaTuning fields; ``more``: other fields)."""
+    return cuda_tuning(kmajor_b=kmajor, prestage_b=prestage, row_ring=ring, ring_rotate_first=rotate,
+                       ring_wgmma=wgmma, ring_occupancy=occupancy, **more)
 
 
 @pytest.mark.parametrize("arch", [80, 90])
@@ -155,7 +153,7 @@ def _ptx_with_attrs(**attrs):
 
 
 def test_register_cap_only_as_planned():
-    """The cap is rows_ring's (OCCUPANCY) and yields to the launch's own maxnreg."""
+    """The cap is rows_ring's (``ring_occupancy``) and yields to the launch's own maxnreg."""
     assert re.findall(r"\.maxnreg (\d+)", _ptx_with_attrs(maxnreg=168)) == ["168"]
     assert ".maxnreg" not in _ptx_with_attrs(min_ctas_per_sm=1)
     with rows_switches(ring=True, rotate=True, wgmma=True, occupancy=False):
@@ -169,7 +167,7 @@ def test_ring_of_b_tiles(arch):
     stages: the prologue issues two groups), one wait and ONE barrier per iteration, no
     global load or shared store left in the loop; K (K-major) read by plain ldmatrix, V by
     ldmatrix.trans, from the swizzled stages; the A fragments as before (the first dot
-    in its iteration: rows_ring.ROTATE_FIRST off)."""
+    in its iteration: ``ring_rotate_first`` off)."""
     with rows_switches(ring=True):
         ptx = _ptx(arch)
     body = _loop(ptx)
@@ -200,7 +198,7 @@ def test_ring_off_leaves_the_loop_alone():
 
 @pytest.mark.parametrize("arch", [80, 90])
 def test_first_dot_an_iteration_ahead(arch):
-    """rows_ring.ROTATE_FIRST (on by default; here on mma.sync): q @ k of the next iteration is computed at the top of the
+    """``ring_rotate_first`` (on by default; here on mma.sync): q @ k of the next iteration is computed at the top of the
     body, from the next stage (waited for with wait_group 0: three stages, two tiles
     ahead), before this iteration's softmax (its exp2s come after the first mma.sync);
     the first tile's q @ k runs before the loop (32 more mma.sync, 4 more ldmatrix)."""
@@ -220,7 +218,7 @@ def test_first_dot_an_iteration_ahead(arch):
 
 @pytest.mark.parametrize("rotate", [True, False])
 def test_ring_dots_on_wgmma(rotate):
-    """rows_ring.WGMMA (on by default) on sm_90a: each dot is 4 wgmma m64n64k16 (one per k-step) with A
+    """``ring_wgmma`` (on by default) on sm_90a: each dot is 4 wgmma m64n64k16 (one per k-step) with A
     from registers (q's hoisted fragments, p's packed from the first dot) and B by a
     descriptor of its swizzled stage (K K-major: imm-trans-b 0; V N-major: 1), between a
     wgmma.fence and one commit group; the copies are fenced for the async proxy before
@@ -251,30 +249,23 @@ def test_ring_dots_on_wgmma(rotate):
 
 @pytest.mark.parametrize("arch", [80, 90])
 def test_causal_mask_as_index_tile(arch):
-    """mma_rows.INDEX_TILES: the causal mask ``offs_m[:, None] >= start_n + offs_n[None, :]``
+    """``index_tiles``: the causal mask ``offs_m[:, None] >= start_n + offs_n[None, :]``
     (its vectors made outside the loop) is computed at each accumulator slot's (row,
     column): no shared-memory broadcast in the loop, which then takes rows_ring's ring
     (one barrier, no ld.global / st.shared), on wgmma on sm_90a (every dot in a ring: the
-    register cap too, the first dot in order: ROTATE_UNDER_CAP off).  OFF by default (not
+    register cap too, the first dot in order: ``ring_rotate_under_cap`` off).  OFF by default (not
     yet run on a GPU); off, the loop keeps the register path's conversions."""
     from tests.e2e.test_attention_rows import attn_rows
-    from tilejit.backends.cuda import mma_rows
     sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "Out": "*fp16", "M": "*fp32",
            "N_CTX": "i32"}
 
-    from tilejit.backends.cuda import rows_ring
-
     def ptx(on):
-        saved = mma_rows.INDEX_TILES, rows_ring.ROTATE_UNDER_CAP
-        mma_rows.INDEX_TILES, rows_ring.ROTATE_UNDER_CAP = on, False
-        try:
-            with rows_switches(ring=True, rotate=True, wgmma=True, occupancy=True):
-                return tilejit.compile(attn_rows, signature=sig, constexprs=dict(
-                    HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=True, BF16=False),
-                    divisible_by_16=("Q", "K", "V", "Out", "M", "N_CTX"), target=f"cuda:{arch}",
-                    num_warps=8, num_stages=3).asm["ptx"]
-        finally:
-            mma_rows.INDEX_TILES, rows_ring.ROTATE_UNDER_CAP = saved
+        with rows_switches(ring=True, rotate=True, wgmma=True, occupancy=True, index_tiles=on,
+                           ring_rotate_under_cap=False):
+            return tilejit.compile(attn_rows, signature=sig, constexprs=dict(
+                HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=True, BF16=False),
+                divisible_by_16=("Q", "K", "V", "Out", "M", "N_CTX"), target=f"cuda:{arch}",
+                num_warps=8, num_stages=3).asm["ptx"]
     on, off = ptx(True), ptx(False)
     body = _loop(on)
     assert body.count("bar.sync") == 1 and "st.shared" not in body and "ld.global" not in body

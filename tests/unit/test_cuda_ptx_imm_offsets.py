@@ -1,7 +1,7 @@
-"""CPU tier of ``rules_wgmma.IMM_OFFSETS``: per-thread shared-memory addresses that differ
+"""CPU tier of ``CudaTuning.imm_offsets``: per-thread shared-memory addresses that differ
 by constants are one register plus immediates written into the instructions; of
-``rules_wgmma.UNIFORM_WG`` (the wgmma warpgroup index read from lane 0 by ``shfl.sync.idx``)
-and ``async_pipeline.PROXY_FENCE`` (the async-proxy fence before the stage's wgmma).
+``uniform_wg`` (the wgmma warpgroup index read from lane 0 by ``shfl.sync.idx``)
+and ``proxy_fence`` (the async-proxy fence before the stage's wgmma).
 
 Tutorial 03's matmul and tutorial 08's grouped GEMM (the benchmark's specialisations,
 cuda:90): the ring's 16-byte ``cp.async`` copies of a stage use one address register per
@@ -19,10 +19,9 @@ import sys
 
 import pytest
 
-from tilejit.backends.cuda import async_pipeline as AP
-from tilejit.backends.cuda import pipeline as PL
-from tilejit.backends.cuda import rules_wgmma as W
 from tilejit.backends.cuda import target as tgt
+from tilejit.runtime.options import get_options
+from tests.cuda_switches import cuda_tuning
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -32,10 +31,8 @@ needs_ptxas = pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not ins
 
 @pytest.fixture
 def imm(request):
-    old = W.IMM_OFFSETS
-    W.IMM_OFFSETS = request.param
-    yield request.param
-    W.IMM_OFFSETS = old
+    with cuda_tuning(imm_offsets=request.param):
+        yield request.param
 
 
 def _ptx(name, tmp_path, arch=90):
@@ -53,7 +50,7 @@ def _kernel(name, tmp_path, arch=90):
         tmp = str(tmp_path)
     func, _ = P._func(NS, name)
     func.attrs["target"] = f"cuda:{arch}"
-    return get_backend("cuda").compile(func, None)
+    return get_backend("cuda").compile(func, get_options())
 
 
 def _ptxas(ptx, tmp_path):
@@ -110,10 +107,8 @@ def test_switch_off_keeps_one_register_per_copy(imm, tmp_path):
 
 @pytest.fixture
 def fresh(request):
-    old = AP.FRESH_TID
-    AP.FRESH_TID = request.param
-    yield request.param
-    AP.FRESH_TID = old
+    with cuda_tuning(fresh_tid=request.param):
+        yield request.param
 
 
 @needs_ptxas
@@ -122,7 +117,7 @@ def fresh(request):
 def test_fewer_registers_and_spills(imm, fresh, tmp_path):
     """Tutorial 03: 126 -> 116 registers; tutorial 08 with its loads hinted aligned (one
     ring loop, no fallback): 202 -> 128; the versioned grouped GEMM: 328 -> under 128
-    bytes of spill stores (one thread index for the kernel: FRESH_TID off)."""
+    bytes of spill stores (one thread index for the kernel: ``fresh_tid`` off)."""
     regs, spills = _ptxas(_ptx("mm", tmp_path), tmp_path)
     assert regs <= 120 and spills == 0
     regs, spills = _ptxas(_ptx("gg_hinted", tmp_path), tmp_path)
@@ -144,10 +139,8 @@ def test_register_path_ldmatrix_immediates(imm, tmp_path):
 
 @pytest.fixture
 def uwg(request):
-    old = W.UNIFORM_WG
-    W.UNIFORM_WG = request.param
-    yield request.param
-    W.UNIFORM_WG = old
+    with cuda_tuning(uniform_wg=request.param):
+        yield request.param
 
 
 @pytest.mark.parametrize("uwg", [True, False], indirect=True)
@@ -172,10 +165,8 @@ def test_uniform_warpgroup_index_registers(uwg, imm, tmp_path):
 
 @pytest.fixture
 def fence(request):
-    old = AP.PROXY_FENCE
-    AP.PROXY_FENCE = request.param
-    yield request.param
-    AP.PROXY_FENCE = old
+    with cuda_tuning(proxy_fence=request.param):
+        yield request.param
 
 
 @pytest.mark.parametrize("fence", [True, False], indirect=True)
@@ -190,7 +181,7 @@ _TID = re.compile(r"mov\.u32\s+%r\d+, %tid\.x;")
 
 @pytest.mark.parametrize("fresh", [True, False], indirect=True)
 def test_fresh_thread_index_per_tile(fresh, tmp_path):
-    """FRESH_TID: the grouped GEMM reads %tid.x at the top of its group loop's and its tile
+    """``fresh_tid``: the grouped GEMM reads %tid.x at the top of its group loop's and its tile
     loop's bodies (opaque inline asm), and nowhere else; off: one read, before the loops."""
     ptx = _ptx("gg", tmp_path)
     reads = [m.start() for m in _TID.finditer(ptx)]
@@ -224,16 +215,14 @@ def test_fresh_thread_index_registers(imm, fresh, tmp_path):
 
 @pytest.fixture
 def arange(request):
-    old = PL.ARANGE_LEAVES
-    PL.ARANGE_LEAVES = request.param
-    yield request.param
-    PL.ARANGE_LEAVES = old
+    with cuda_tuning(arange_leaves=request.param):
+        yield request.param
 
 
 @pytest.mark.parametrize("arch", [90, 80])
 @pytest.mark.parametrize("arange", [True, False], indirect=True)
 def test_mask_arange_leaves(arange, arch, tmp_path):
-    """ARANGE_LEAVES: tutorial 03's K masks (``offs_k[None, :]`` / ``offs_k[:, None]``
+    """``arange_leaves``: tutorial 03's K masks (``offs_k[None, :]`` / ``offs_k[:, None]``
     broadcast to the operand tiles) are computed per chunk from its index: the prologue
     moves nothing through shared memory (one barrier: the ring's entry), so the ring starts
     at offset 0 (96 KB, as Triton's kernel); off: two exchanges (4 barriers) and the ring

@@ -14,8 +14,8 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
-from tilejit.backends.cuda import remat, rules_reduce
 from tilejit.backends.cuda import target as tgt
+from tests.cuda_switches import cuda_tuning
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 from test_layer_norm_memory_bound import ln_bwd_dx  # noqa: E402  (the tutorial's dx kernel)
@@ -42,15 +42,15 @@ def _dx_store_region(ptx):
 
 
 @pytest.fixture
-def remat_on(monkeypatch):
-    monkeypatch.setattr(remat, "REMAT", True)
-    monkeypatch.setattr(remat, "OCCUPANCY", True)
+def remat_on():
+    with cuda_tuning(remat_reductions=True, remat_occupancy=True):
+        yield
 
 
 @pytest.mark.parametrize("fused", [True, False])
-def test_dx_recomputes_from_fp16_after_the_row_sums(remat_on, monkeypatch, fused):
-    monkeypatch.setattr(rules_reduce, "FUSE_SIBLINGS", fused)
-    ptx = _ptx()
+def test_dx_recomputes_from_fp16_after_the_row_sums(remat_on, fused):
+    with cuda_tuning(fuse_siblings=fused):
+        ptx = _ptx()
     assert ".minnctapersm 2" in ptx
     # the plain lowering converts x, dy, w once (96) and the loaded partial DW once (32);
     # the second row sum, done apart from the first, needs w and dy again (64)
@@ -61,20 +61,20 @@ def test_dx_recomputes_from_fp16_after_the_row_sums(remat_on, monkeypatch, fused
     assert _count(ptx, r"mov\.b32 \t?%r\d+, %r\d+;") >= 16 * 5
 
 
-def test_switch_off_gives_the_plain_lowering(monkeypatch):
-    monkeypatch.setattr(remat, "REMAT", False)
-    ptx = _ptx()
+def test_switch_off_gives_the_plain_lowering():
+    with cuda_tuning(remat_reductions=False):
+        ptx = _ptx()
     assert ".minnctapersm" not in ptx
     assert _count(ptx, r"cvt\.f32\.f16") == 96 + 32
     assert _count(_dx_store_region(ptx), r"cvt\.f32\.f16") == 0
 
 
-def test_small_rows_save_too_little_and_keep_their_ptx(monkeypatch):
+def test_small_rows_save_too_little_and_keep_their_ptx():
     """fp32 rows of 1024 in 4 warps: 8 values per thread -- nothing worth recomputing."""
     sig = dict(SIG, DX="*fp32", DY="*fp32", DW="*fp32", DB="*fp32", X="*fp32", W="*fp32")
     on = _ptx(sig=sig, warps=4, GROUP_SIZE_M=4, BLOCK_SIZE_N=1024)
-    monkeypatch.setattr(remat, "REMAT", False)
-    off = _ptx(sig=sig, warps=4, GROUP_SIZE_M=4, BLOCK_SIZE_N=1024)
+    with cuda_tuning(remat_reductions=False):
+        off = _ptx(sig=sig, warps=4, GROUP_SIZE_M=4, BLOCK_SIZE_N=1024)
     assert on == off
 
 
@@ -88,12 +88,12 @@ def dot_then_sum(A, B, Out, BLOCK: tl.constexpr):
     tl.store(Out + r[:, None] * BLOCK + r[None, :], c + a * s[:, None])
 
 
-def test_kernels_with_a_dot_are_left_alone(monkeypatch):
-    monkeypatch.setattr(remat, "MIN_SAVING", 0)
+def test_kernels_with_a_dot_are_left_alone():
     sig = {"A": "*fp16", "B": "*fp16", "Out": "*fp32"}
-    on = _ptx(dot_then_sum, sig, 4, BLOCK=64)
-    monkeypatch.setattr(remat, "REMAT", False)
-    assert on == _ptx(dot_then_sum, sig, 4, BLOCK=64)
+    with cuda_tuning(remat_min_saving=0):
+        on = _ptx(dot_then_sum, sig, 4, BLOCK=64)
+    with cuda_tuning(remat_min_saving=0, remat_reductions=False):
+        assert on == _ptx(dot_then_sum, sig, 4, BLOCK=64)
 
 
 @pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
@@ -124,12 +124,12 @@ def test_no_occupancy_request_when_much_stays_held(remat_on):
 
 
 @pytest.mark.parametrize("fused,bars", [(True, 2), (False, 10)])
-def test_sibling_reductions_share_one_exchange(monkeypatch, fused, bars):
+def test_sibling_reductions_share_one_exchange(fused, bars):
     """Five full reductions of ready rows (8 warps): one barrier pair for all of them;
     the sixth needs the first's result and gets its own."""
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
     from test_fused_reductions import many_sums
-    monkeypatch.setattr(rules_reduce, "FUSE_SIBLINGS", fused)
     sig = {"X": "*fp32", "H": "*fp16", "I": "*i32", "Out": "*fp32", "N": "i32"}
-    ptx = _ptx(many_sums, sig, 8, BLOCK=1024, TAG=0)
+    with cuda_tuning(fuse_siblings=fused):
+        ptx = _ptx(many_sums, sig, 8, BLOCK=1024, TAG=0)
     assert _count(ptx, r"bar\.sync") == bars + 2

@@ -23,7 +23,21 @@ from .lattice import (AxisInfo, Fact, elem_div, join, normalize, shape_of, top, 
 from .ranges import RANGE_RULES
 from .solver import Solver
 
-__all__ = ["analyze", "Facts", "AxisInfo", "Fact", "RANGE_RULES", "AXIS_RULES"]
+__all__ = ["analyze", "AnalysisError", "Facts", "AxisInfo", "Fact", "RANGE_RULES", "AXIS_RULES"]
+
+
+class AnalysisError(RuntimeError):
+    """The analysis failed on a kernel: a bug in tilejit, not in the kernel.  The
+    message names the kernel and its definition; the failure is kept as ``__cause__``."""
+
+    def __init__(self, func: Function, error: BaseException):
+        loc = getattr(func, "loc", None)
+        where = f"{getattr(loc, 'file', '') or '<unknown>'}:{getattr(loc, 'line', 0)}"
+        self.kernel, self.error = func.name, error
+        super().__init__(f"{where}: the value analysis failed on kernel '{func.name}' "
+                         f"({type(error).__name__}: {error}); this is a bug in tilejit, please "
+                         "report it with the kernel; TILEJIT_VECTORIZE=0 compiles the kernel "
+                         "without the analysis (scalar memory accesses)")
 
 
 class Facts:
@@ -129,13 +143,17 @@ def analyze(func: Function, grid=None, grid_bound=None) -> Facts:
     """Ranges and axis info of every value of ``func``; ``grid`` (up to 3 ints)
     is the launch grid when given.  ``grid_bound`` (up to 3 ints, missing axes 1)
     is used when ``grid`` is None: the claims then hold for every launch whose grid
-    is at most ``grid_bound`` on each axis (a backend checks that at launch)."""
+    is at most ``grid_bound`` on each axis (a backend checks that at launch).  A rule
+    that fails raises :class:`AnalysisError` naming the kernel."""
     if grid_bound is not None:
         grid_bound = tuple(int(x) for x in grid_bound) + (1,) * (3 - len(tuple(grid_bound)))
     solver = Solver(_Lattice, None)
     ctx = _Context(solver, func, grid, grid_bound)
     solver.transfer = _transfer(ctx)
-    facts = Facts(func, grid, solver.run(func))
+    try:
+        facts = Facts(func, grid, solver.run(func))
+    except Exception as e:          # a rule's bug: a compile error naming the kernel
+        raise AnalysisError(func, e) from e
     facts.grid_bound = grid_bound if grid is None else None
     return facts
 

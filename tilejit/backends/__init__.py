@@ -111,7 +111,4 @@ def _load_builtin_backends() -> None:
     import importlib
     for name, module in _BUILTIN.items():
         if name not in _FACTORIES:
-            try:
-                importlib.import_module(module)   # registers itself
-            except ImportError:
-                pass
+            importlib.import_module(module)   # registers itself

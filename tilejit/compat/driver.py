@@ -7,21 +7,9 @@ as Inductor does for CUDA tensors).  The drivers, targets and errors live in
 """
 from __future__ import annotations
 
+from ..frontend.errors import CompilationError  # noqa: F401  (triton.compiler.errors' name)
 from .triton_api.drivers import CPUDriver, CudaDriver, DriverBase, GPUTarget, driver  # noqa: F401
 from .triton_api.errors import OutOfResources, PTXASError  # noqa: F401
-
-
-def _compilation_error():
-    try:
-        from ..frontend.errors import CompilationError
-        return CompilationError
-    except ImportError:  # the frontend has not landed
-        class CompilationError(Exception):
-            pass
-        return CompilationError
-
-
-CompilationError = _compilation_error()
 
 # ``triton.runtime.driver`` is both Triton's module and (as an attribute of
 # ``triton.runtime``) its driver object: the module answers for the object too.

@@ -126,8 +126,5 @@ def dump_stages(path, kernel, signature, constexprs=(), target="cpu", spec=(), n
 
 
 def _analysis_text(func, print_function) -> str:
-    try:
-        from ..analysis.printer import print_analysis
-    except ImportError:
-        return "(analysis printer not available)"
+    from ..analysis.printer import print_analysis
     return print_analysis(func, locs=True)

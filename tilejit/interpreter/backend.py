@@ -17,13 +17,9 @@ class InterpretedKernel(CompiledKernel):
 
 
 def _claim_checker(func, grid):
-    """The analysis claim checker as an observer, when the analysis part provides one."""
-    try:
-        from ..analysis import checker
-    except ImportError:
-        return None
-    make = getattr(checker, "make_observer", None)
-    return make(func, grid) if make is not None else None
+    """The analysis claim checker as an observer."""
+    from ..analysis.checker import make_observer
+    return make_observer(func, grid)
 
 
 class InterpreterBackend(Backend):

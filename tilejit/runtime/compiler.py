@@ -46,10 +46,7 @@ def build(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=()
     spec = {n: (16 if n in div16 else 1, n in eq1) for n in arg_types}
     func = build_ir(fn, arg_types, constexprs, spec)
     stages = {"ttir": _print(func)}
-    try:
-        from ..transforms import run_pipeline
-    except ImportError:
-        return func, stages
+    from ..transforms import run_pipeline
     from .options import get_options
     func = run_pipeline(func, options or get_options())
     stages["ttir_opt"] = _print(func)

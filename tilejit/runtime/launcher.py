@@ -471,13 +471,8 @@ class Launcher:
             func.attrs[k] = v
         if dump:
             dump("ttir", _print(func))
-        try:
-            from ..transforms import run_pipeline
-        except ImportError:
-            run_pipeline = None
-        if run_pipeline is not None:
-            func = run_pipeline(func, options, dump=dump)
-        return func
+        from ..transforms import run_pipeline
+        return run_pipeline(func, options, dump=dump)
 
 
 _EQUAL_TO_INTS = (bool, float, np.bool_, np.float32, np.float64)

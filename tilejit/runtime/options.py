@@ -6,7 +6,7 @@ in the compiler reads the environment.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 
 
 def _flag(env, name) -> bool:
@@ -37,6 +37,82 @@ def _size(env, name, default: int) -> int:
 
 
 @dataclass(frozen=True)
+class CudaTuning:
+    """The CUDA backend's code-generation choices (``Options.cuda``; part of the compile
+    key).  Each boolean field is one lowering strategy; True uses it, False keeps the
+    plain lowering it replaces.  The defaults are what ships: the ON fields were measured on an
+    H200 (bench/results/*_notes.md); the four OFF ones (``prestage_b``, ``index_tiles``,
+    ``fuse_siblings``, ``arange_leaves``) are correct (PTX and CPU-tier tests) but not
+    yet shown faster on a GPU.  ``TILEJIT_CUDA_TUNING="index_tiles=1,fuse_siblings=0"``
+    sets fields from the environment; tests and benchmarks use
+    ``use_options(cuda=replace(get_options().cuda, index_tiles=True))``."""
+
+    # mma_rows.py: row-region loops (attention)
+    rotate_scalar_loads: bool = True    # a region loop's strided computed-pointer loads rotated a tile ahead
+    kmajor_b: bool = True               # a region dot's B, contiguous along K, loaded transposed and staged K-major
+    prestage_b: bool = False            # region dots' rotated B operands staged together (one barrier pair)
+    index_tiles: bool = False           # 2-D aranges/splats/constants (causal masks) computed in the region layout
+    # rules_tiles.py
+    remat_broadcasts: bool = True       # a broadcast's registers recomputed in its layout (False: shared memory)
+    # rules_wgmma.py
+    imm_offsets: bool = True            # shared-memory addresses that differ by constants: one register + immediates
+    uniform_wg: bool = True             # the wgmma warpgroup index read from lane 0 (uniform descriptors)
+    # hoist_loads.py
+    hoist_branch_loads: bool = True     # a branch's loads issued before it (False: they stay in the branch)
+    # rules_elementwise.py
+    wide_umulhi: bool = True            # umulhi as mul.wide.u32, the low half shared with the i32 multiply
+    uniform_divisor: bool = True        # x / d with one d per thread: the reciprocal once (div.rn's fast path)
+    chunk_constant_cmp: bool = True     # a compare proved constant over a chunk: evaluated once per chunk
+    # rules_reduce.py
+    fuse_siblings: bool = False         # full reductions of one block done together (one cross-warp exchange)
+    # remat.py
+    remat_reductions: bool = True       # cheap values recomputed after reductions instead of kept live
+    remat_occupancy: bool = True        # such a plan with room: ask ptxas for 2 CTAs per SM (.minnctapersm 2)
+    remat_min_saving: int = 16          # registers per thread a remat plan must save to be used
+    # rules_atomic.py
+    ordered_atom_asm: bool = True       # PTX atom with the ordering in the instruction (False: LLVM atomics + fences)
+    # rows_ring.py: cp.async rings of row-region loops
+    row_ring: bool = True               # region dots' B tiles copied with cp.async into a ring
+    ring_rotate_first: bool = True      # the loop's first dot computed an iteration ahead
+    ring_wgmma: bool = True             # on sm_90a the ring's dots as wgmma (A from registers)
+    ring_occupancy: bool = True         # all-wgmma-ring kernels: registers capped for 2 CTAs per SM
+    ring_rotate_under_cap: bool = True  # the first dot an iteration ahead under that cap too
+    # pipeline.py, async_pipeline.py: software-pipelined dot loops
+    arange_leaves: bool = False         # a mask's broadcast arange computed per slot (False: via shared memory)
+    proxy_fence: bool = True            # fence.proxy.async between the cp.async wait and wgmma reads
+    fresh_tid: bool = True              # %tid.x read again in the body of a loop around a dot loop
+
+    @classmethod
+    def parse(cls, text: str, base: "CudaTuning | None" = None) -> "CudaTuning":
+        """``"index_tiles=1,fuse_siblings=0"`` -> the tuning with those fields changed
+        (from ``base``, default the shipped one); unknown names and values are errors."""
+        base = base if base is not None else cls()
+        kinds = {f.name: f.type for f in fields(cls)}
+        names = list(kinds)
+        changes = {}
+        for item in str(text).replace(";", ",").split(","):
+            if not item.strip():
+                continue
+            name, eq, value = (x.strip().lower() for x in item.partition("="))
+            if name not in names:
+                raise ValueError(f"TILEJIT_CUDA_TUNING: unknown field {name!r}; the fields are "
+                                 f"{', '.join(names)}")
+            if kinds[name] in ("int", int):
+                if not eq or not value.isdigit():
+                    raise ValueError(f"TILEJIT_CUDA_TUNING: {item.strip()!r}: write {name}=<a count>")
+                changes[name] = int(value)
+            elif not eq or value not in _BOOLS:
+                raise ValueError(f"TILEJIT_CUDA_TUNING: {item.strip()!r}: write {name}=1 or {name}=0")
+            else:
+                changes[name] = _BOOLS[value]
+        return replace(base, **changes)
+
+
+_BOOLS = {"1": True, "true": True, "yes": True, "on": True,
+          "0": False, "false": False, "no": False, "off": False}
+
+
+@dataclass(frozen=True)
 class Options:
     interpret: bool = False          # TILEJIT_INTERPRET=1: run on the reference interpreter
     backend: str = ""                # TILEJIT_BACKEND=cpu|interpreter|cuda (overrides the default)
@@ -53,6 +129,7 @@ class Options:
     ptx_check: str = ""              # TILEJIT_PTX_CHECK=80,90: also compile host kernels for CUDA
     traceback: bool = False          # TILEJIT_TRACEBACK=1: compile errors keep tilejit's own frames
     explain: bool = False            # TILEJIT_EXPLAIN=1: print each compiled kernel's paths (stderr)
+    cuda: CudaTuning = field(default_factory=CudaTuning)   # TILEJIT_CUDA_TUNING="name=0|1,...": CUDA lowering choices
 
     @classmethod
     def from_env(cls, env=None) -> "Options":
@@ -73,6 +150,7 @@ class Options:
             ptx_check=env.get("TILEJIT_PTX_CHECK", "").strip(),
             traceback=_flag(env, "TILEJIT_TRACEBACK"),
             explain=_flag(env, "TILEJIT_EXPLAIN"),
+            cuda=CudaTuning.parse(env.get("TILEJIT_CUDA_TUNING", "")),
         )
 
     def with_(self, **changes) -> "Options":

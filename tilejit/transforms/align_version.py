@@ -356,10 +356,7 @@ def version_loop(func: Function, loop, roots) -> Versioned:
 # ---------------------------------------------------------------- the pass
 def _analyze(func):
     from ..analysis import analyze
-    try:
-        return analyze(func)
-    except Exception:       # the analysis is an optimisation: no facts, no versioning
-        return None
+    return analyze(func)        # a failure: AnalysisError naming the kernel
 
 
 def _pays(facts, v: Versioned, loads) -> bool:

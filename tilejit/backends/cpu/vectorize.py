@@ -9,12 +9,14 @@ Otherwise the kernel is compiled under the bound, ``CPUKernel.launch`` compares
 the grid with it (three int compares) and runs a variant compiled without the
 bound when a launch exceeds it.
 
-``plan_of(ctx, op) -> VecPlan(width, align, lane_mask)`` for a tile load/store:
+``plan_of(ctx, op) -> AccessPlan(width, align, lane_mask)`` for a tile load/store, the
+analysis' access plan (``analysis/access.py``, shared with the cuda backend) under this
+target's :data:`CPU_ACCESS` limits:
 
 * ``width >= 2``, ``lane_mask`` False: every aligned group of ``width`` lanes of the
-  last dimension addresses consecutive elements and has one mask value (the
-  analysis' ``access_plan``): one ``<width x T>`` access with ``align`` bytes per
-  group, behind one predicate (the mask of the group's first lane);
+  last dimension addresses consecutive elements and has one mask value: one
+  ``<width x T>`` access with ``align`` bytes per group, behind one predicate (the
+  mask of the group's first lane);
 * ``lane_mask`` True: the groups are contiguous but the mask varies within a group:
   ``llvm.masked.load`` / ``llvm.masked.store`` (masked-off lanes are never touched);
 * ``width == 1``: per-lane accesses (lower_mem's gather/scatter loops).
@@ -24,10 +26,10 @@ vector stores assemble each group's vector from the value's lanes.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import llvmlite.ir as ir
 
+from ...analysis.access import AccessLimits, AccessPlan, element_bytes
+from ...analysis.access import plan_access as _plan_access
 from ...ir import ops
 from ...ir.types import PointerType
 from ..llvm.intrinsics import declare, type_suffix
@@ -35,45 +37,14 @@ from ..llvm.types import I1, I64, storage_type, to_storage
 from .tiles import BufTile, Tile, linear_index, merge_masks, strides_of, versioned
 
 GRID_BOUND = (1 << 20, 1 << 20, 1 << 20)   # programs per axis assumed by bounded compiles
-MAX_VECTOR_BYTES = 64                     # widest access: one 512-bit vector
+# x86-64 through LLVM: accesses up to one 512-bit vector, at any alignment, masked per
+# lane (llvm.masked.load/store); bool tiles are bytes, pointer tiles stay per lane.
+CPU_ACCESS = AccessLimits(max_bytes=64, aligned=False, lane_mask=True, bools=True, pointers=False)
 
 
-class VecPlan(NamedTuple):
-    width: int
-    align: int
-    lane_mask: bool
-
-
-SCALAR = VecPlan(1, 1, False)
-
-
-def _itemsize(pointee) -> int | None:
-    """Bytes of one element, or None when the element type is not vectorised."""
-    if isinstance(pointee, PointerType):
-        return None
-    if pointee.kind == "bool":
-        return 1
-    return pointee.bits // 8 if pointee.bits >= 8 else None
-
-
-def plan_access(facts, op) -> VecPlan:
-    """The vector plan of a tile ``tt.load`` / ``tt.store`` under ``facts``."""
-    from ...analysis.vector import access_plan
-    ty = op.ptr.type
-    if facts is None or ty.is_scalar:
-        return SCALAR
-    size = _itemsize(ty.element.element)
-    if size is None:
-        return SCALAR
-    lanes = MAX_VECTOR_BYTES // size
-    p = access_plan(facts, op.ptr, op.mask, lanes)
-    lane_mask = False
-    if p.width < 2 and op.mask is not None:
-        p = access_plan(facts, op.ptr, None, lanes)
-        lane_mask = True
-    if p.width < 2:
-        return SCALAR
-    return VecPlan(p.width, max(1, min(p.align, p.width * size)), lane_mask)
+def plan_access(facts, op) -> AccessPlan:
+    """The access plan of a tile ``tt.load`` / ``tt.store`` under ``facts``."""
+    return _plan_access(facts, op.ptr, op.mask, CPU_ACCESS)
 
 
 def _plans(func, facts) -> list:
@@ -98,7 +69,7 @@ def choose_facts(func, options, allow_bound: bool = True):
     return bounded, GRID_BOUND
 
 
-def plan_of(ctx, op) -> VecPlan:
+def plan_of(ctx, op) -> AccessPlan:
     cache = ctx.__dict__.setdefault("_vec_plans", {})
     plan = cache.get(op)
     if plan is None:
@@ -215,9 +186,9 @@ class VecLoadTile(Tile):
     def vec(self, ctx, idx, width):
         if self.plan.width % width or not _plain(self.dtype):
             return None
-        size = _itemsize(self.dtype)
+        size = element_bytes(self.dtype, CPU_ACCESS)
         align = max(1, min(self.plan.align, width * size))
-        sub = VecPlan(width, align, self.plan.lane_mask)
+        sub = AccessPlan(width, align, self.plan.lane_mask)
         return _load_group(ctx, sub, self.ptr, self.mask, self.other, self.dtype, idx)
 
     def materialize_into(self, ctx, ptr) -> None:
@@ -255,7 +226,7 @@ def _load_group(ctx, plan, ptr, mask, other, dt, idx):
 
 
 # ---------------------------------------------------------------- loads
-def lower_vector_load(ctx, op, plan: VecPlan, scalar_fn=None, cost=0, masks=()) -> None:
+def lower_vector_load(ctx, op, plan: AccessPlan, scalar_fn=None, cost=0, masks=()) -> None:
     """``tt.load`` with a vector plan: a lazy :class:`VecLoadTile` (its consumer's
     vector loop loads whole groups) or, when the load must happen here, one vector
     access per group into a per-program buffer."""
@@ -351,7 +322,7 @@ def _vector_load_loop(ctx, op, plan, ptr, mask, other, buf) -> None:
     sty = storage_type(dt)
     vty = ir.VectorType(sty, W)
     strides = strides_of(shape)
-    buf_align = min(64, W * max(1, _itemsize(dt) or 1))
+    buf_align = min(64, W * max(1, element_bytes(dt, CPU_ACCESS) or 1))
 
     def fill(lanes):
         if other is None:
@@ -389,7 +360,7 @@ def _vector_load_loop(ctx, op, plan, ptr, mask, other, buf) -> None:
 
 
 # ---------------------------------------------------------------- stores
-def lower_vector_store(ctx, op, plan: VecPlan) -> None:
+def lower_vector_store(ctx, op, plan: AccessPlan) -> None:
     """``tt.store`` as one vector access per group (the value's lanes assembled)."""
     dt = op.value.type.element
     shape, W = op.ptr.type.shape, plan.width
@@ -422,5 +393,5 @@ def lower_vector_store(ctx, op, plan: VecPlan) -> None:
     versioned(ctx, masks, lambda: ctx.loop_nest(tuple(shape[:-1]) + (shape[-1] // W,), body))
 
 
-__all__ = ["GRID_BOUND", "VecPlan", "choose_facts", "plan_access", "plan_of",
+__all__ = ["CPU_ACCESS", "GRID_BOUND", "choose_facts", "plan_access", "plan_of",
            "lower_vector_load", "lower_vector_store"]

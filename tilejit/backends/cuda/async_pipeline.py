@@ -55,8 +55,8 @@ SMEM_LIMIT = 227 * 1024
 # wgmma reads (each iteration, every thread).  Triton's cp.async + wgmma pipeline issues
 # none there (its fence insertion covers shared-memory stores from registers, not cp.async
 # copies); False: as Triton does.  Kept on: on the H200 dropping it made no measurable
-# difference (tutorial 03 0.2355 vs 0.2336 ms, grouped GEMM 0.0857 vs 0.0854).
-PROXY_FENCE = True
+# difference (tutorial 03 0.2355 vs 0.2336 ms, grouped GEMM 0.0857 vs 0.0854):
+# ``CudaTuning.proxy_fence``.
 
 
 @dataclass
@@ -159,10 +159,11 @@ def _no(lw, for_op, why: str):
 
 def rejections(func, arch: int, num_warps: int = 4, options=None) -> list:
     """Why each dot loop of ``func`` (an ir.Function ready for the cuda backend) does
-    not take the cp.async ring: a list of (loop location, reason), for diagnosis."""
+    not take the cp.async ring: a list of (loop location, reason), for diagnosis
+    (``options``: its ``cuda`` tuning is used; default as shipped)."""
     from ...analysis import analyze
     from .lowering import Lowering
-    lw = Lowering(func, arch, num_warps, analyze(func), True)
+    lw = Lowering(func, arch, num_warps, analyze(func), True, tuning=getattr(options, "cuda", None))
     prepare(lw)
     taken = {o for o in func.walk() if isinstance(o, ops.ForOp)
              and o in lw._async_plans and plan_for(lw, o) is not None}
@@ -194,15 +195,14 @@ def _versioned_fallbacks(func) -> dict:
 # the per-thread index math of the body (pointer tiles, ring offsets, conversion addresses,
 # the versioned fallback's scalar indices) is computed per tile where it is used instead of
 # being hoisted by LLVM to the kernel entry and held in registers across every path.
-# False: one thread index for the whole kernel (as before).
-FRESH_TID = True
+# ``CudaTuning.fresh_tid`` (False: one thread index for the whole kernel, as before).
 
 
 @contextmanager
 def fresh_thread_ids(lw, loop_op):
     """While lowering the body of ``loop_op``: ``lw.tid``/``lane``/``warp`` from a fresh
-    read of ``%tid.x`` when :data:`FRESH_TID` is on and the body holds a dot loop."""
-    if not FRESH_TID or not _holds_dot_loop(loop_op):
+    read of ``%tid.x`` when ``CudaTuning.fresh_tid`` is on and the body holds a dot loop."""
+    if not lw.tuning.fresh_tid or not _holds_dot_loop(loop_op):
         yield
         return
     saved = (lw.tid, lw.lane, lw.warp)
@@ -437,7 +437,7 @@ class Ring(RingStages):
         pointer slice evaluated there."""
         lw = self.lw
         addr, at = self.stage_addr(stage), 0
-        if W.IMM_OFFSETS and isinstance(stage, ir.Constant):      # the prologue's stages
+        if lw.tuning.imm_offsets and isinstance(stage, ir.Constant):      # the prologue's stages
             addr, at = self.base, int(stage.constant) * self.plan.stage_bytes
         sixteen, zero = lw.i32(16), lw.i32(0)
         for (ld, _), ev, tile, offs in zip(self.plan.loads, self.evals, tiles, self.offsets):
@@ -462,7 +462,7 @@ def _chunk_offsets(lw, lay, shape, extra):
     bytes in.  When the program's threads cover whole rows (T*8 a multiple of C) and a
     thread's chunks lie a multiple of 8 rows apart, every chunk has the same panel and
     swizzle as the first: chunk k is the first's offset + k * rows * 128 bytes, one
-    register and immediates (``rules_wgmma.IMM_OFFSETS``); else one register each."""
+    register and immediates (``CudaTuning.imm_offsets``); else one register each."""
     R, C = shape
     b = lw.b
 
@@ -471,7 +471,7 @@ def _chunk_offsets(lw, lay, shape, extra):
         r, c = b.udiv(e, lw.i32(C)), b.urem(e, lw.i32(C))
         return b.add(W.swizzled_offset(lw, r, b.lshr(c, lw.i32(3)), R), lw.i32(extra))
     span = lay.threads * lay.vec
-    if W.IMM_OFFSETS and lay.exact and lay.vec == 8 and span % C == 0 and (span // C) % 8 == 0:
+    if lw.tuning.imm_offsets and lay.exact and lay.vec == 8 and span % C == 0 and (span // C) % 8 == 0:
         first = offset(0)
         return [(first, k * (span // C) * W.ROW_BYTES) for k in range(lay.nslots // 8)]
     return [(offset(s0), 0) for s0 in range(0, lay.nslots, 8)]
@@ -543,7 +543,7 @@ def lower_for(lw, op, plan):
     held = iter(carried[n:])
     ahead_now = [None if t is None else next(held) for t in ahead]
     W.cp_async_wait(lw, D - 1)
-    if plan.consumer == "wgmma" and PROXY_FENCE:
+    if plan.consumer == "wgmma" and lw.tuning.proxy_fence:
         W.fence_async_shared(lw)
     lw.barrier()
 

@@ -38,21 +38,17 @@ def _plans(func, facts) -> list:
 
 def _facts(func, options, bounded=True):
     """``(facts, grid_bound)``: the analysis under :data:`GRID_BOUND` when that changes
-    an access plan (the kernel then checks every launch's grid), else without a bound."""
+    an access plan (the kernel then checks every launch's grid), else without a bound;
+    ``(None, None)`` with ``vectorize`` off.  A failing analysis is an ``AnalysisError``
+    naming the kernel, never scalar code."""
     if options is not None and not getattr(options, "vectorize", True):
         return None, None
-    try:
-        from ...analysis import analyze
-    except ImportError:
-        return None, None
-    try:
-        free = analyze(func)
-        if not bounded or getattr(options, "sanitize", False):
-            return free, None
-        tight = analyze(func, grid_bound=GRID_BOUND)
-        return (free, None) if _plans(func, tight) == _plans(func, free) else (tight, GRID_BOUND)
-    except Exception:   # the analysis is an optimisation: unknown is always safe
-        return None, None
+    from ...analysis import analyze
+    free = analyze(func)
+    if not bounded or getattr(options, "sanitize", False):
+        return free, None
+    tight = analyze(func, grid_bound=GRID_BOUND)
+    return (free, None) if _plans(func, tight) == _plans(func, free) else (tight, GRID_BOUND)
 
 
 class CudaKernel(CompiledKernel):
@@ -199,7 +195,8 @@ class CudaBackend(Backend):
         facts, bound = _facts(func, options, bounded)
         lw = lower_kernel(func, arch, num_warps, facts,
                           getattr(options, "vectorize", True) if options else True,
-                          sanitize=bool(getattr(options, "sanitize", False)))
+                          sanitize=bool(getattr(options, "sanitize", False)),
+                          tuning=getattr(options, "cuda", None))
         _check_shared_memory(func, arch, lw.smem_bytes)
         opt, ptx = tgt.llvm_to_ptx(lw.text, arch, lw.arch_specific)
         asm = {"ttir": _printer(func), "llir": lw.text, "llir_opt": opt, "ptx": ptx}

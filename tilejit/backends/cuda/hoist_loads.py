@@ -35,8 +35,6 @@ from __future__ import annotations
 
 from ...ir import ops
 
-HOIST = True        # False: loads stay in their branches
-
 _STAY = (ops.LoadOp, ops.IDivOp, ops.RemOp)     # never run where the program did not run them
 
 
@@ -131,9 +129,7 @@ def _insert_at(block, i, load, need) -> int:
 
 def hoist_branch_loads(func) -> int:
     """Move the qualifying loads of every ``scf.if`` (see the module docstring); returns
-    how many moved."""
-    if not HOIST:
-        return 0
+    how many moved.  The lowering calls it when ``CudaTuning.hoist_branch_loads`` is on."""
     moved = 0
     blocks = [func.block] + [b for o in func.walk() for r in o.regions for b in r.blocks]
     for block in blocks:

@@ -52,9 +52,10 @@ class Lowering:
     """Lowers one ``ir.Function`` to an LLVM module holding one PTX kernel."""
 
     def __init__(self, func, arch: int, num_warps: int = 4, facts=None, vectorize: bool = True,
-                 sanitize: bool = False):
+                 sanitize: bool = False, tuning=None):
         from .sanitize import wants_reports
         self.func, self.arch, self.num_warps = func, arch, num_warps
+        self.tuning = tuning if tuning is not None else _default_tuning()  # CudaTuning: strategy switches
         self.sanitize = bool(sanitize)                  # bounds checks (sanitize.py)
         self.reports = wants_reports(func, sanitize)    # + buffer table and error record params
         self.accesses, self.asserts, self.failed = [], [], None
@@ -114,7 +115,7 @@ class Lowering:
             self.values[arg.value] = Tile([v], None)
         from .async_pipeline import prepare
         from .remat import start as remat_start
-        if not self.sanitize:
+        if not self.sanitize and self.tuning.hoist_branch_loads:
             from .hoist_loads import hoist_branch_loads
             hoist_branch_loads(self.func)   # a branch's loads issued before it (hoist_loads.py)
         prepare(self)
@@ -349,11 +350,18 @@ def lower_function(func, arch: int, num_warps: int = 4, facts=None, vectorize=Tr
     return lw.text, lw.smem_bytes
 
 
-def lower_kernel(func, arch: int, num_warps: int = 4, facts=None, vectorize=True, sanitize=False):
+def _default_tuning():
+    from ...runtime.options import CudaTuning
+    return CudaTuning()
+
+
+def lower_kernel(func, arch: int, num_warps: int = 4, facts=None, vectorize=True, sanitize=False,
+                 tuning=None):
     """Lower ``func``; returns the :class:`Lowering` (``text``, ``smem_bytes``; for
-    sanitize mode and asserts ``reports``, ``accesses``, ``asserts``: see sanitize.py)."""
+    sanitize mode and asserts ``reports``, ``accesses``, ``asserts``: see sanitize.py).
+    ``tuning``: the ``CudaTuning`` (runtime/options.py; default: as shipped)."""
     from . import rules_elementwise, rules_memory, rules_tiles, rules_reduce, rules_control  # noqa: F401
     from . import rules_atomic, rules_inline_asm  # noqa: F401
-    lw = Lowering(func, arch, num_warps, facts, vectorize, sanitize)
+    lw = Lowering(func, arch, num_warps, facts, vectorize, sanitize, tuning)
     lw.text = lw.lower()
     return lw

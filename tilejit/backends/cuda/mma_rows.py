@@ -34,21 +34,20 @@ from .lowering import RULES, Tile
 
 
 # A row-region loop has registers to spare (attention: 166 -> 205 with K held): its
-# strided (scalar) computed-pointer loads are rotated a tile ahead too (rules_control).
-ROTATE_SCALAR_LOADS = True
+# strided (scalar) computed-pointer loads are rotated a tile ahead too (rules_control;
+# ``CudaTuning.rotate_scalar_loads``, runtime/options.py, as are the switches below).
 # Such a load feeding only region dots as B, contiguous along the dot's K, is loaded
 # transposed in vectors and staged K-major (kmajor_width).  ON since an H200 run
 # (bench/attn_rows_variants.py, tutorial 06 Z4 H32 N4096 D64: 5.10 -> 3.06 ms, causal
-# 2.90 -> 1.94 ms; tests/e2e/test_attention_rows.py covers it switched on and off).
-# Not part of the compile cache key: flip it only with a private cache_dir.
-KMAJOR_B = True
+# 2.90 -> 1.94 ms; tests/e2e/test_attention_rows.py covers it switched on and off):
+# ``kmajor_b``.
 # The B operands of a region loop's dots that are rotated loads are staged together at the
 # top of the body (one barrier pair per iteration instead of one per dot).  OFF: correct on
-# the H200 but slower there (with K-major B: 3.56 ms against 3.06 ms non-causal).
-PRESTAGE_B = False
+# the H200 but slower there (with K-major B: 3.56 ms against 3.06 ms non-causal):
+# ``prestage_b``.
 # 2-D integer / boolean values built from aranges, splats and constants (causal masks)
-# join the region, computed at each slot's (row, column) (mma_index.py).
-INDEX_TILES = False
+# join the region, computed at each slot's (row, column) (mma_index.py): ``index_tiles``,
+# OFF until measured on a GPU.
 
 
 @dataclass(frozen=True)
@@ -95,8 +94,9 @@ def _uniform(x):
     return isinstance(o, (ops.SplatOp, ops.ConstantOp)) and bool(x.type.shape)
 
 
-def _propagate(body, M, seeds):
-    """(kinds, marked ops): kind 'T' (M, N') mma tile, 'R' (M,) row, 'R1' (M, 1) row."""
+def _propagate(body, M, seeds, index_tiles=False):
+    """(kinds, marked ops): kind 'T' (M, N') mma tile, 'R' (M,) row, 'R1' (M, 1) row;
+    ``index_tiles``: ``CudaTuning.index_tiles``."""
     kinds = dict(seeds)
     marked = set()
 
@@ -112,7 +112,7 @@ def _propagate(body, M, seeds):
             continue
         r = o.results[0]
         shape = tuple(r.type.shape)
-        if (INDEX_TILES and not isinstance(o, ops.DotOp) and len(shape) == 2 and shape[0] == M
+        if (index_tiles and not isinstance(o, ops.DotOp) and len(shape) == 2 and shape[0] == M
                 and shape[1] % 8 == 0 and is_index(r, memo)
                 and all(isinstance(u, ops.ElementwiseOp) and not isinstance(u, ops.AddPtrOp)
                         for u in users.get(r, []))):
@@ -168,7 +168,8 @@ def plan_rows(lw, for_op):
     cand = {i: a for i, a in enumerate(body.args[1:]) if tuple(a.type.shape) == (M,)
             and not a.type.element.is_ptr()}
     while True:
-        kinds, marked = _propagate(body, M, {**seeds, **{a: "R" for a in cand.values()}})
+        kinds, marked = _propagate(body, M, {**seeds, **{a: "R" for a in cand.values()}},
+                                    lw.tuning.index_tiles)
         bad = [i for i in cand if kinds.get(term.values[i]) != "R"]
         if not bad:
             break
@@ -285,7 +286,7 @@ def region_tile(lw, x, lay) -> Tile:
 def lower_region(lw, op):
     """Lower a region op of a :class:`RowPlan` in the mma / row layouts."""
     lay = _layout_for(lw, op.results[0])
-    if INDEX_TILES and not isinstance(lay, RowLayout):
+    if lw.tuning.index_tiles and not isinstance(lay, RowLayout):
         from .mma_index import index_tile, is_index
         if is_index(op.results[0]):
             return [index_tile(lw, op.results[0], lay)]
@@ -408,7 +409,7 @@ def kmajor_width(lw, for_op, plan, ld, sl):
     """Elements per access when the rotated load ``ld`` (pointer slice ``sl``) feeds only
     region dots as their B operand and its pointer is contiguous along dim 0 (the
     dot's K): it is then loaded transposed, in vectors along dim 0 (0: keep it)."""
-    if (not KMAJOR_B or lw.facts is None or not lw.vectorize or lw.sanitize or ld.mask is not None
+    if (not lw.tuning.kmajor_b or lw.facts is None or not lw.vectorize or lw.sanitize or ld.mask is not None
             or ld.other is not None or len(ld.ptr.type.shape) != 2):
         return 0
     from .pipeline import _PTR_OK
@@ -447,7 +448,7 @@ def prestage_b(lw, plan, loaded):
     side in shared memory, between one barrier pair; each dot then reads its staging
     unless a scratch user ran in between (``lw.smem_calls`` moved): it stages again."""
     from .rules_mma import PAD, _stage
-    if not PRESTAGE_B:
+    if not lw.tuning.prestage_b:
         return
     dots = [d for d in plan.forced if d.b in loaded and lw.forced_ml[d].nt % 2 == 0]
     if len(dots) < 2:

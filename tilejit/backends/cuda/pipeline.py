@@ -281,8 +281,7 @@ class IterSlice:
 # ``offs_k[None, :]`` broadcast to the operand tile) is computed in the destination layout
 # from each slot's index (``start + index along its dimension``) instead of moved through
 # shared memory (two barriers and a scratch window below the ring per prologue).  False:
-# shared memory (as before).
-ARANGE_LEAVES = False
+# shared memory (as before): ``CudaTuning.arange_leaves``, OFF until measured on a GPU.
 
 
 def _arange_leaf(lw, v, chain, shape):
@@ -292,7 +291,7 @@ def _arange_leaf(lw, v, chain, shape):
     element-moving link)."""
     from .lowering import Tile
     from .rules_tiles import _index_map
-    if not ARANGE_LEAVES:
+    if not lw.tuning.arange_leaves:
         return None
     o, chain = v.op, list(chain)
     while isinstance(o, (ops.ExpandDimsOp, ops.BroadcastOp) + _HINTS):

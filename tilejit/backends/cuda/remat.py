@@ -11,7 +11,7 @@ values again after the reduction, just before their first use there.
 :func:`plan` (before lowering) finds, per reduction ``R`` in a block, the *chain*
 values live across ``R`` (results of cheap elementwise ops of that block, defined
 before ``R``, read after it), their *leaves* (the operands the chains start from) and
-whether the registers held across ``R`` shrink by at least :data:`MIN_SAVING` per
+whether the registers held across ``R`` shrink by at least ``CudaTuning.remat_min_saving`` per
 thread.  :class:`Remat` (driven by ``Lowering.lower_op``) marks those values stale
 once ``R`` is lowered and, before an op of the same block that reads one (directly or
 inside its regions), lowers their chains again with the ordinary rules, the leaves'
@@ -28,9 +28,6 @@ from ...ir.types import PointerType
 from . import types as T
 from .layout import Layout
 
-REMAT = True            # False: values stay live across reductions (the plain lowering)
-MIN_SAVING = 16         # registers per thread the plan must save to be used
-OCCUPANCY = True        # with a plan that leaves room: ask ptxas for 2 CTAs per SM (``.minnctapersm 2``)
 
 CHEAP = (ops.AddOp, ops.SubOp, ops.MulOp, ops.MinOp, ops.MaxOp, ops.NegOp, ops.AbsOp,
          ops.FmaOp, ops.SelectOp, ops.CastOp, ops.BitcastOp, ops.AndOp, ops.OrOp, ops.XorOp)
@@ -104,7 +101,7 @@ def _plan_point(lw, block, i, plan):
     leaves = set().union(*(closures[v][1] for v in cands))
     held = sum(_regs(lw, v) for v in cands)
     new = sum(_regs(lw, u) for u in leaves if u not in live and not _free(u))
-    if held - new < MIN_SAVING:
+    if held - new < lw.tuning.remat_min_saving:
         return
     # what stays held across R (free values and pointer tiles -- contiguous ones are a
     # base and offsets -- left out)
@@ -118,8 +115,9 @@ def _plan_point(lw, block, i, plan):
 
 
 def plan(lw):
-    """The remat plan of ``lw.func`` (None when off or nothing qualifies)."""
-    if not REMAT:
+    """The remat plan of ``lw.func`` (None when off -- ``CudaTuning.remat_reductions`` --
+    or nothing qualifies)."""
+    if not lw.tuning.remat_reductions:
         return None
     p = Plan()
     blocks = [lw.func.block] + [b for o in lw.func.walk() for r in o.regions for b in r.blocks]
@@ -217,14 +215,14 @@ class Remat:
 def start(lw):
     """The :class:`Remat` state for ``lw`` (None when off, when the kernel has a
     ``tt.dot`` -- its loops have their own layouts -- or when nothing qualifies)."""
-    if not REMAT or any(isinstance(o, ops.DotOp) for o in lw.func.walk()):
+    if not lw.tuning.remat_reductions or any(isinstance(o, ops.DotOp) for o in lw.func.walk()):
         return None
     p = plan(lw)
     if p is None:
         return None
     attrs = lw.func.attrs
     cap = min(255, 65536 // (2 * lw.threads))
-    if OCCUPANCY and p.after <= cap / 2 and not attrs.get("maxnreg") and not attrs.get("min_ctas_per_sm"):
+    if lw.tuning.remat_occupancy and p.after <= cap / 2 and not attrs.get("maxnreg") and not attrs.get("min_ctas_per_sm"):
         # ptxas spends registers freely up to its limit; the plan made room for two
         # programs per SM (what it still holds across a reduction is at most half of
         # their budget), this asks ptxas to keep to it (256 threads: 128 registers)

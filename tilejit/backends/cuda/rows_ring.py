@@ -23,8 +23,8 @@ region dot's B is a single-use unmasked load whose pointer the body computes by 
 cheap pure slice of the induction variable, scalar recurrences (block pointers'
 offsets) and invariants; its A comes from registers (hoisted or a region tile); the
 stored tile's contiguous dim is a multiple of 64 (128-byte rows); the body writes no
-memory.  Anything else keeps the register path.  ``RING`` switches it (on; off, the
-PTX is the register path's).
+memory.  Anything else keeps the register path.  ``CudaTuning.row_ring`` switches it (on;
+off, the PTX is the register path's).
 """
 from __future__ import annotations
 
@@ -40,23 +40,20 @@ from .lowering import Tile
 # Row-region loops copy their dots' B tiles with cp.async into a ring (this module).  ON
 # since an H200 run (bench/attn_rows_variants.py, tutorial 06 Z4 H32 N4096 D64: 3.09 ->
 # 2.75 ms, causal 1.95 -> 1.71 ms; the cuda e2e attention / ring / tutorial tests and
-# test_cuda_gpu_dot with it on: 216 passed).  Not in the compile cache key: flip it only
-# with a private cache_dir.
-RING = True
+# test_cuda_gpu_dot with it on: 216 passed).  The switches below are ``CudaTuning``'s
+# row_ring, ring_rotate_first, ring_wgmma, ring_occupancy, ring_rotate_under_cap.
 # The loop's first dot (loop-invariant A and accumulator, e.g. ``qk = dot(q, k)``) is
 # computed one iteration ahead, at the top of the body, from the next stage (its tile
 # waited for one iteration earlier): its mma.sync are issued before this iteration's
 # softmax, which does not depend on them, so the tensor cores overlap the softmax.  ON
 # since an H200 run (tutorial 06: ring 2.87 -> 2.58 ms, causal 1.82 -> 1.75 ms; 156 cuda
 # e2e attention / ring / non-pow2 / masked tests passed with it on).
-ROTATE_FIRST = True
 # On sm_90a, with one 16-row tile per warp (M = 16 * num_warps), the ring's dots run as
 # Hopper ``wgmma`` with A from registers (q's hoisted fragments, p's from the region;
 # per warp the m16k16 fragments of mma.sync) and B by descriptor from the swizzled stage
 # (K-major: imm-trans-b 0; N-major: 1); the accumulator is the same MmaLayout.  ON since
 # an H200 run (tutorial 06: 2.49 -> 2.29 ms, causal 1.69 -> 1.35 ms; Triton 1.21 / 0.71 ms
 # in the same call; 176 cuda e2e attention / ring / non-pow2 / masked tests passed with it on).
-WGMMA = True
 # A kernel whose every dot runs in wgmma rings holds little besides the accumulators: its
 # registers are capped (``.maxnreg 65536 / (2 * threads)``, 128 at 8 warps) so that two
 # CTAs share an SM and one's softmax overlaps the other's wgmma (Triton's tutorial-06
@@ -64,12 +61,10 @@ WGMMA = True
 # ON since an H200 run (tutorial 06: 2.40 -> 1.99 ms with the cap given as a launch option;
 # automatic: 1.91 ms against Triton's 1.19, 0.62x; causal, whose band loop is not in a
 # ring, keeps its 224 registers: 1.24 ms, 0.56x; 202 cuda e2e tests passed with it on).
-OCCUPANCY = True
 # The first dot an iteration ahead under that cap too (non-causal tutorial 06: 64 bytes of
-# spills, 1.99 ms against 2.02 in order).  With mma_rows.INDEX_TILES (causal: both loops
+# spills, 1.99 ms against 2.02 in order).  With ``index_tiles`` (causal: both loops
 # in rings, the cap for the whole kernel) ptxas runs out of registers with it (208 bytes
 # of spills, every wgmma serialized): switch it off there (not yet measured on a GPU).
-ROTATE_UNDER_CAP = True
 SMEM_LIMIT = 227 * 1024
 
 
@@ -147,7 +142,7 @@ def _load_plan(lw, for_op, rplan, d, allowed):
 def plan(lw, for_op, rplan):
     """The :class:`RingPlan` of a row-region loop (``rplan``), or None."""
     from .pipeline import _writes, recurrences
-    if (not RING or rplan is None or lw.arch < 80 or lw.facts is None or not lw.vectorize
+    if (not lw.tuning.row_ring or rplan is None or lw.arch < 80 or lw.facts is None or not lw.vectorize
             or lw.sanitize or not getattr(lw, "pipeline", True) or _writes(for_op)):
         return None
     body = for_op.body
@@ -170,7 +165,7 @@ def plan(lw, for_op, rplan):
     stages = lw.func.attrs.get("num_stages")
     stages = 3 if stages is None else int(stages)
     p = RingPlan(loads, max(2, stages), rec)
-    if WGMMA and lw.arch == 90 and lw.num_warps in (4, 8) and all(
+    if lw.tuning.ring_wgmma and lw.arch == 90 and lw.num_warps in (4, 8) and all(
             lw.forced_ml[rl.dot].mt == 1 and rl.dot.b.type.shape[1] <= 256 for rl in loads):
         for rl in loads:
             rl.wgmma = True
@@ -188,9 +183,9 @@ def plan(lw, for_op, rplan):
 def _first_dot(lw, for_op, p, body_vals):
     """The RingLoad of the body's first dot when it may run an iteration ahead: its A
     fragments hoisted, its accumulator loop-invariant, three stages or more."""
-    if not ROTATE_FIRST or p.stages < 3:
+    if not lw.tuning.ring_rotate_first or p.stages < 3:
         return None
-    if (not ROTATE_UNDER_CAP and OCCUPANCY and all(rl.wgmma for rl in p.loads)
+    if (not lw.tuning.ring_rotate_under_cap and lw.tuning.ring_occupancy and all(rl.wgmma for rl in p.loads)
             and 65536 // (2 * lw.threads) < 255):
         return None     # under the register cap two score tiles spill
     d = next(o for o in for_op.body.ops if isinstance(o, ops.DotOp))
@@ -402,12 +397,12 @@ def _iteration(lw, op, plan, ring, iv, carried, rs, carry, rows):
 
 def _occupancy(lw, ndots):
     """Count the dots lowered in wgmma rings; once they are all of the kernel's dots, cap
-    the registers for two CTAs per SM (OCCUPANCY)."""
+    the registers for two CTAs per SM (``CudaTuning.ring_occupancy``)."""
     lw.ring_wgmma_dots = getattr(lw, "ring_wgmma_dots", 0) + ndots
     total = sum(1 for o in lw.func.walk() if isinstance(o, ops.DotOp))
     attrs = lw.func.attrs
     regs = 65536 // (2 * lw.threads) // 8 * 8
-    if (not OCCUPANCY or lw.ring_wgmma_dots != total or attrs.get("maxnreg") or attrs.get("min_ctas_per_sm")
+    if (not lw.tuning.ring_occupancy or lw.ring_wgmma_dots != total or attrs.get("maxnreg") or attrs.get("min_ctas_per_sm")
             or regs >= 255 or lw.smem_bytes > 100 * 1024
             or any('"nvvm.maxnreg"' in a or '"nvvm.minctasm"' in a for a in lw.kernel.attributes)):
         return

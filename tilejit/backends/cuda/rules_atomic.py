@@ -7,7 +7,7 @@ owning each slot.
 
 Ordering.  NVPTX turns every ``atomicrmw`` into a relaxed ``atom`` whatever its LLVM
 ordering, and a ``cmpxchg`` with one into a system-scope ``atom.acq_rel.sys`` (a
-``membar.sys`` each).  With ``ORDERED_ATOM_ASM`` the atomics are PTX ``atom``
+``membar.sys`` each).  With ``CudaTuning.ordered_atom_asm`` the atomics are PTX ``atom``
 instructions in inline assembly: a scalar atomic is one ``atom.{sem}.{scope}`` (the
 ordering in the instruction, as Triton emits it: SASS MEMBAR + ATOM + CCTL for
 acq_rel, in the acting thread only), with a CTA barrier after it for acquire
@@ -49,7 +49,7 @@ def _share(lw, lay, conds, olds, el):
     mty, size = T.mem_type(el), T.mem_size(el)
     n = 1 if lay is None else lay.numel
     base = lw.smem(n * size)
-    if lay is not None or not ORDERED_ATOM_ASM:
+    if lay is not None or not lw.tuning.ordered_atom_asm:
         lw.barrier()        # (a scalar atomic starts with one: nothing read the slot since)
     idx = [lw.i32(0)] if lay is None else [lw.elem_index(lay, s) for s in range(len(olds))]
     for c, i, v in zip(conds, idx, olds):
@@ -60,9 +60,8 @@ def _share(lw, lay, conds, olds, el):
 
 
 # PTX ``atom`` with the ordering in the instruction (checked on an H200:
-# bench/results/memory_bound_notes.md).  False: LLVM atomics between fences in every
-# thread, as before.
-ORDERED_ATOM_ASM = True
+# bench/results/memory_bound_notes.md): ``CudaTuning.ordered_atom_asm`` (False: LLVM atomics
+# between fences in every thread, as before).
 _SYNCSCOPE = {"gpu": "device", "cta": "block", "sys": None}
 _RELEASES, _ACQUIRES = ("release", "acq_rel"), ("acquire", "acq_rel")
 _REG = {16: ("h", T.I16), 32: ("r", T.I32), 64: ("l", T.I64)}
@@ -140,7 +139,7 @@ def _lower(lw, op, per_slot, masks, asm=None):
     conds = _conds(lw, lay, masks)
     conds = check_slots(lw, op, ptile.regs, conds, T.mem_size(el), lay)    # sanitize mode only
     zero = T.const(el, 0)
-    if not ORDERED_ATOM_ASM:
+    if not lw.tuning.ordered_atom_asm:
         return _lower_fenced(lw, op, per_slot, conds, lay, el, zero)
     if lay is None and asm is not None:
         # one thread: the ordering in its instruction, as Triton emits it; the barrier
@@ -193,7 +192,7 @@ def _atomic_rmw(lw, op):
     ptrs = lw.get(op.ptr).regs
     vals = lw.get(op.val).regs
     masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
-    name = ptx_atom_op(op.kind, el, lw.arch) if ORDERED_ATOM_ASM else None
+    name = ptx_atom_op(op.kind, el, lw.arch) if lw.tuning.ordered_atom_asm else None
     asm = None if name is None else \
         (lambda s, sem, c: _asm_atom(lw, name, sem, op.scope, el, ptrs[s], [vals[s]], c))
     return _lower(lw, op, lambda s: emit_rmw(lw.b, op.kind, el, ptrs[s], vals[s], "relaxed"), masks, asm)
@@ -204,7 +203,7 @@ def _atomic_cas(lw, op):
     el = op.result.type.element
     ptrs = lw.get(op.ptr).regs
     cmps, vals = lw.get(op.cmp).regs, lw.get(op.val).regs
-    name = ptx_atom_op("cas", el, lw.arch) if ORDERED_ATOM_ASM else None
+    name = ptx_atom_op("cas", el, lw.arch) if lw.tuning.ordered_atom_asm else None
     asm = None if name is None else \
         (lambda s, sem, c: _asm_atom(lw, name, sem, op.scope, el, ptrs[s], [cmps[s], vals[s]], c))
     return _lower(lw, op, lambda s: emit_cas(lw.b, el, ptrs[s], cmps[s], vals[s], "relaxed"),

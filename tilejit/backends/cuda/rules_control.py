@@ -165,7 +165,7 @@ def _for(lw, op):
     loads, early = plan_prefetch(op) if carry and getattr(lw, "pipeline", True) else ([], set())
     from . import mma_rows
     loads = [(ld, j) for ld, j in loads
-             if isinstance(j, int) or (rows and mma_rows.ROTATE_SCALAR_LOADS) or _wide(lw, ld)]
+             if isinstance(j, int) or (rows and lw.tuning.rotate_scalar_loads) or _wide(lw, ld)]
     if rows:
         _kmajor_loads(lw, op, rplan, loads)
     direct = _direct_loads(lw, op, {ld for ld, _ in loads}) if carry and getattr(lw, "pipeline", True) else {}

@@ -15,11 +15,8 @@ from . import types as T
 from .lowering import RULES, Tile
 
 # Fast paths (bench/results/memory_bound_notes.md), checked on an H200 (the cuda e2e and
-# GPU suites, tests/e2e/test_layer_norm_memory_bound.py among them).  False: the plain
-# lowering.
-WIDE_UMULHI = True           # umulhi as mul.wide.u32, the low half shared with the i32 multiply
-UNIFORM_DIVISOR = True       # x / d with one d per thread: the reciprocal once, div.rn's fast path
-CHUNK_CONSTANT_CMP = True    # a compare proved constant over a chunk: once per chunk
+# GPU suites, tests/e2e/test_layer_norm_memory_bound.py among them): ``CudaTuning``'s
+# wide_umulhi, uniform_divisor and chunk_constant_cmp (False: the plain lowering).
 
 
 def _map(lw, op, fn, *tiles):
@@ -72,7 +69,7 @@ def _wide_products(lw) -> dict:
 
 def _umulhi(lw, el, x, y):
     b = lw.b
-    if el.bits == 32 and WIDE_UMULHI:
+    if el.bits == 32 and lw.tuning.wide_umulhi:
         # one ``mul.wide.u32`` (IMAD.WIDE.U32: both halves in one instruction); an i32
         # multiply of the same operands in this block takes its low half (Philox's
         # rounds multiply each counter by a constant for both halves).  The halves come
@@ -105,7 +102,7 @@ def _binary(lw, op):
         return _map(lw, op, lambda a, c: _minmax(lw, cls, el, a, c), x, y)
     if cls is ops.UmulhiOp:
         return _map(lw, op, lambda a, c: _umulhi(lw, el, a, c), x, y)
-    if UNIFORM_DIVISOR and cls is ops.TrueDivOp and el == _F32_DT \
+    if lw.tuning.uniform_divisor and cls is ops.TrueDivOp and el == _F32_DT \
             and len(y.regs) > 1 and all(r is y.regs[0] for r in y.regs):
         return [Tile(_div_by_uniform(lw, x.regs, y.regs[0]), x.layout)]
     if T.is_float(el):
@@ -206,7 +203,7 @@ def _constant_run(lw, value, lay) -> int:
     """Slots per run of one value in a thread's chunk of ``lay``: the largest power of
     two dividing both the chunk size and the proved constancy along the last dimension
     (chunks start at multiples of their size, inside one row).  1 when unknown."""
-    if not CHUNK_CONSTANT_CMP or lay is None or lay.vec == 1 or lw.facts is None or lw.sanitize \
+    if not lw.tuning.chunk_constant_cmp or lay is None or lay.vec == 1 or lw.facts is None or lw.sanitize \
             or getattr(lw, "in_remat", False):     # (facts of the value, not of its broadcast)
         return 1
     info = lw.axis(value)

@@ -1,16 +1,17 @@
 """Lowering rules for tt.load and tt.store.
 
-A thread's ``V`` slots of one chunk hold contiguous elements.  Where the axis
-analysis proves that the pointers of a chunk are contiguous and aligned (and the
-mask constant over it), the chunk is moved with one vector access of up to 16
-bytes (``ld.global.v4``); otherwise, and always when no analysis is available,
-each slot is accessed on its own.  Masked-off slots branch around the access, so
+A thread's ``V`` slots of one chunk hold contiguous elements.  Where the access plan
+(``analysis/access.py``, shared with the cpu backend, under :data:`CUDA_ACCESS`) proves
+that the pointers of a chunk are contiguous and aligned (and the mask constant over
+it), the chunk is moved with one vector access of up to 16 bytes (``ld.global.v4``);
+otherwise, and always when no analysis is available, each slot is accessed on its own.  Masked-off slots branch around the access, so
 they never touch memory; a load's masked-off slots take ``other`` (0 by default).
 """
 from __future__ import annotations
 
 from llvmlite import ir
 
+from ...analysis.access import AccessLimits, plan_access
 from ...ir import ops
 from . import scatter
 from . import types as T
@@ -18,27 +19,19 @@ from .lowering import RULES, Tile
 from .sanitize import check_slots, finish
 
 
+# PTX global accesses: up to 16 bytes (ld.global.v4.b32), naturally aligned, one
+# predicate per access; pointer tiles are 8-byte words, bool tiles stay per lane.
+CUDA_ACCESS = AccessLimits(max_bytes=16, aligned=True, lane_mask=False, bools=False, pointers=True)
+
+
 def vector_width(lw, op, ptr_value, mask_value, el) -> int:
-    """Elements per vector access for ``op``'s chunks (1 = scalar accesses)."""
+    """Elements per vector access for ``op``'s chunks through ``ptr_value`` (elements
+    ``el``) under ``mask_value`` (1 = scalar accesses): the access plan's width, at most
+    a chunk of the blocked layout."""
     lay = lw.layout(ptr_value.type)
-    if lay is None or lay.vec == 1 or lw.facts is None or not lw.vectorize or lw.sanitize:
+    if lay is None or lay.vec == 1 or not lw.vectorize or lw.sanitize:
         return 1
-    size = T.mem_size(el)
-    if not isinstance(el, T.PointerType) and el.kind == "bool":
-        return 1
-    info = lw.axis(ptr_value)
-    if info is None:
-        return 1
-    contig, div = info.contiguity[-1], info.divisibility[-1]
-    width = min(lay.vec, contig, max(1, 16 // size))
-    while width > 1 and (div % (width * size) or lay.shape[-1] % width or contig % width):
-        width //= 2
-    if width > 1 and mask_value is not None:
-        minfo = lw.axis(mask_value)
-        const = minfo.constancy[-1] if minfo is not None else 1
-        while width > 1 and const % width:
-            width //= 2
-    return width
+    return plan_access(lw.facts, ptr_value, mask_value, CUDA_ACCESS, max_lanes=lay.vec).width
 
 
 def _store_owned(lw, lay, slot, mask):

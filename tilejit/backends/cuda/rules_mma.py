@@ -207,8 +207,7 @@ def to_flat(lw, tile: Tile) -> Tile:
     M, N = ml.shape
     base = lw.smem(M * (N + FPAD) * 4)
     lw.barrier()
-    from .rules_wgmma import IMM_OFFSETS
-    if IMM_OFFSETS:
+    if lw.tuning.imm_offsets:
         for v, addr in zip(tile.regs, _acc_addrs(lw, ml, base)):
             lw.b.store(v, addr).align = 4
     else:

@@ -234,7 +234,7 @@ def _reduce(lw, op):
     if src.layout is None:
         raise NotImplementedError("tt.reduce of a scalar")
     if len(op.src.type.shape) == 1:
-        sibs = siblings(lw, op, src) if FUSE_SIBLINGS else []
+        sibs = siblings(lw, op, src) if lw.tuning.fuse_siblings else []
         if sibs:
             outs = _reduce_all_fused(lw, [op] + sibs)
             for o, r in zip(sibs, outs[1:]):
@@ -248,7 +248,7 @@ def _reduce(lw, op):
 # Full reductions of one block whose inputs are all ready are done together: the
 # per-thread and in-warp steps of each, then one exchange across warps (one barrier
 # pair) for all of them.  Each result is combined in the same order as alone.
-FUSE_SIBLINGS = False       # off until checked on a GPU (PTX tests: tests/unit/test_cuda_ptx_remat.py)
+# ``CudaTuning.fuse_siblings``: off until checked on a GPU (PTX tests: tests/unit/test_cuda_ptx_remat.py).
 _FUSABLE = ("sum", "max", "min", "xor_sum")
 
 

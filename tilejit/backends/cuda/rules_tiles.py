@@ -113,7 +113,7 @@ def _trans(lw, op):
 
 
 # ------------------------------------------------------------------ rematerialization
-REMATERIALIZE = True    # checked on an H200 (bench/results/memory_bound_notes.md); False: shared memory
+# ``CudaTuning.remat_broadcasts``: checked on an H200 (bench/results/memory_bound_notes.md)
 REMAT_MAX_OPS = 24      # ops recomputed per broadcast at most (else: shared memory)
 
 
@@ -177,7 +177,7 @@ def rematerialize(lw, value):
     ops under broadcasts/expand_dims -- instead of moved through shared memory; the
     same ops on the same operands, so bit-identical.  None when some leaf is a tile
     that only exists in another layout (loads, reductions, loop-carried values)."""
-    if not REMATERIALIZE or lw.sanitize or getattr(lw, "in_remat", False):
+    if not lw.tuning.remat_broadcasts or lw.sanitize or getattr(lw, "in_remat", False):
         return None
     ty = value.type
     dims = tuple(range(len(ty.shape)))

@@ -32,14 +32,13 @@ ROW_BYTES = 128
 # plus immediates written into the instructions, not one register each: LLVM hoists such
 # sums out of loops and, in a kernel whose dot loop sits in an outer loop (grouped GEMM,
 # persistent matmul), ptxas then spills them.  On after an H200 run (grouped GEMM 0.091 ->
-# 0.085 ms; bench/results/matmul_tutorial_notes.md).  False: one register per address.
-IMM_OFFSETS = True
+# 0.085 ms; bench/results/matmul_tutorial_notes.md).  ``CudaTuning.imm_offsets`` (False: one
+# register per address).
 
 # The warpgroup index of the wgmma A descriptors read through ``shfl.sync.idx`` from lane 0
 # (as Triton does): ptxas then builds the descriptors in uniform registers instead of
 # moving each one from a vector register before its wgmma (R2UR; tutorial 03's loop 112 ->
-# 101 SASS instructions, 116 -> 112 registers).  On after an H200 run.  False: as before.
-UNIFORM_WG = True
+# 101 SASS instructions, 116 -> 112 registers).  On after an H200 run: ``CudaTuning.uniform_wg``.
 
 
 def swizzled_offset(lw, r, cc, rows: int):
@@ -145,7 +144,7 @@ def wgmma_consume(lw, plan, stage_addr, regs):
     (M, K), N = plan.a_shape, plan.b_shape[1]
     b = lw.b
     wg = b.lshr(lw.warp, lw.i32(2))
-    if UNIFORM_WG:      # lane 0's value: ptxas then knows it is warp-uniform
+    if lw.tuning.uniform_wg:      # lane 0's value: ptxas then knows it is warp-uniform
         wg = lw.call("llvm.nvvm.shfl.sync.idx.i32", T.I32, [lw.i32(-1), wg, lw.i32(0), lw.i32(31)])
     a0 = b.add(stage_addr, b.mul(wg, lw.i32(64 * ROW_BYTES)))
     b0 = b.add(stage_addr, lw.i32(tile_bytes(plan.a_shape)))
@@ -176,8 +175,8 @@ def _ldmatrix_x4(lw, addr, trans: bool, imm: int = 0):
 
 def at_imm(lw, addr, imm: int):
     """(register, immediate) operands for address ``addr + imm`` of an asm access: the
-    constant stays out of the register when :data:`IMM_OFFSETS` is on."""
-    if IMM_OFFSETS or not imm:
+    constant stays out of the register when ``CudaTuning.imm_offsets`` is on."""
+    if lw.tuning.imm_offsets or not imm:
         return addr, int(imm)
     return lw.b.add(addr, lw.i32(imm)), 0
 

@@ -101,10 +101,7 @@ class CudaDriver(DriverBase):
 
     @classmethod
     def is_active(cls) -> bool:
-        try:
-            from ...backends.cuda.driver import cuda_available
-        except ImportError:
-            return False
+        from ...backends.cuda.driver import cuda_available
         return cuda_available()
 
     def get_current_device(self) -> int:

@@ -1,0 +1,59 @@
+"""The CUDA backend's strategy switches (``CudaTuning``, ``Options.cuda``): read from
+``TILEJIT_CUDA_TUNING`` once, unknown names and values rejected, part of the compile key,
+and read by the lowering from the options it is given (no module state).  No GPU needed."""
+from __future__ import annotations
+
+from dataclasses import fields, replace
+
+import pytest
+
+import tilejit
+import tilejit.language as tl
+from tilejit.runtime.options import CudaTuning, Options, get_options, use_options
+
+
+def test_environment_sets_fields():
+    o = Options.from_env({"TILEJIT_CUDA_TUNING": "index_tiles=1, fuse_siblings=off,remat_min_saving=4"})
+    assert o.cuda == replace(CudaTuning(), index_tiles=True, fuse_siblings=False, remat_min_saving=4)
+    assert Options.from_env({}).cuda == CudaTuning()
+
+
+@pytest.mark.parametrize("text,says", [("index_tile=1", "unknown field 'index_tile'"),
+                                       ("index_tiles", "write index_tiles=1 or index_tiles=0"),
+                                       ("ring_wgmma=2", "write ring_wgmma=1"),
+                                       ("remat_min_saving=many", "remat_min_saving=<a count>")])
+def test_bad_settings_are_errors(text, says):
+    with pytest.raises(ValueError, match="TILEJIT_CUDA_TUNING") as e:
+        Options.from_env({"TILEJIT_CUDA_TUNING": text})
+    assert says in str(e.value)
+
+
+def test_every_field_documented_and_typed():
+    import inspect
+    src = inspect.getsource(CudaTuning)
+    for f in fields(CudaTuning):
+        line = next(ln for ln in src.splitlines() if ln.strip().startswith(f.name + ":"))
+        assert "#" in line, f"CudaTuning.{f.name} has no comment"
+        assert f.type in ("bool", "int"), f.name
+
+
+@tilejit.jit
+def _lock(Lock, X):
+    while tl.atomic_cas(Lock, 0, 1) == 1:
+        pass
+    tl.store(X, tl.load(X) + 1.0)
+    tl.atomic_xchg(Lock, 0)
+
+
+def _ptx():
+    return tilejit.compile(_lock, signature={"Lock": "*i32", "X": "*fp32"}, target="cuda:90").asm["ptx"]
+
+
+def test_lowering_reads_the_options():
+    """The same kernel under two tunings: the ordered PTX atom, or LLVM atomics + fences."""
+    shipped = _ptx()
+    assert "atom.acq_rel.gpu.global.cas.b32" in shipped
+    with use_options(cuda=replace(get_options().cuda, ordered_atom_asm=False)):
+        plain = _ptx()
+    assert "atom.acq_rel" not in plain and "fence.acq_rel.gpu" in plain
+    assert _ptx() == shipped
