@@ -500,3 +500,32 @@ def test_cuda_sanitized_ptx_assembles(name):
                           options=Options(sanitize=True))
     assert ker.reports
     tgt.ptxas(ker.asm["ptx"], 90)
+
+
+@tilejit.jit
+def extrema_axis0(x_ptr, mx_ptr, mn_ptr, R: tl.constexpr, C: tl.constexpr):
+    r = tl.arange(0, R)
+    c = tl.arange(0, C)
+    t = tl.load(x_ptr + r[:, None] * C + c[None, :])
+    tl.store(mx_ptr + c, tl.max(t, axis=0))
+    tl.store(mn_ptr + c, tl.min(t, axis=0))
+
+
+@pytest.mark.parametrize("shape", [(6, 12), (5, 16), (7, 20), (3, 8), (8, 16)])
+@pytest.mark.parametrize("nans", [False, True])
+def test_float_extrema_over_rows_not_a_multiple_of_the_vector_width(backend, rng, shape, nans):
+    """max/min along axis 0 of R rows, R not a multiple of 4 or 8: every row counts
+    (LLVM 22's vectorized maxnum reduction once skipped the rows past the last full
+    vector on AVX-512), and NaNs are skipped as np.fmax/np.fmin do."""
+    R, C = shape
+    x = rng.standard_normal(shape).astype(np.float32)
+    x[R - 1, ::3] = 50.0                      # the extreme values sit in the last row
+    x[R - 1, 1::3] = -50.0
+    if nans:
+        x[0, ::2] = np.nan
+        x[:, C - 1] = np.nan                  # an all-NaN column gives NaN
+    mx, mn = np.zeros(C, np.float32), np.zeros(C, np.float32)
+    with np.errstate(invalid="ignore"):
+        extrema_axis0[(1,)](x, mx, mn, R=R, C=C)
+    np.testing.assert_array_equal(mx, np.fmax.reduce(x, axis=0))
+    np.testing.assert_array_equal(mn, np.fmin.reduce(x, axis=0))
