@@ -220,12 +220,22 @@ class Launcher:
         """``run`` checking the arrays against the kernel's bounded unmasked accesses
         for each grid first (launch_checks.grid_bounds); a launch that may step out
         goes through the general path (the sanitize-mode variant)."""
-        names, violated, general = self.names, _checks.bounds_violated, self.call_general
+        names, general, index = self.names, self.call_general, self.index
+        per_grid: dict = {}        # grid -> [(parameter index, lo, hi)], [] when never fits
+        ndarray = np.ndarray
 
         def checked(values, vals, gx, gy, gz):
             g = (gx, gy, gz)
-            if violated(kernel, g, names, vals):
-                return general(tuple(vals), {}, g)
+            need = per_grid.get(g)
+            if need is None:
+                if len(per_grid) >= 64:
+                    per_grid.clear()
+                need = per_grid[g] = [(index[n], lo, hi) for n, (lo, hi)
+                                      in _checks.grid_bounds(kernel, g, names).items()]
+            for i, lo, hi in need:      # contiguous numpy arrays span [address, + nbytes)
+                v = vals[i]
+                if type(v) is not ndarray or lo < 0 or hi > v.nbytes or not v.flags.c_contiguous:
+                    return general(tuple(vals), {}, g)
             return run(values, vals, gx, gy, gz)
         return checked
 
