@@ -187,3 +187,16 @@ def test_unmasked_access_past_the_array_is_caught_before_it_happens(backend):
     if backend == "cpu":
         assert not any(getattr(k, "sanitize", False) for k in [unmasked_copy.warmup(
             x, out, B=16, grid=(4,))])
+
+
+def test_unmasked_access_through_a_reversed_view_is_caught(backend):
+    """Element 0 of a reversed view is its last byte: ascending offsets leave it."""
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    for _ in range(2):
+        unmasked_copy[(4,)](x, out, B=16)
+    guard = np.full(160, -1.0, np.float32)
+    rev = guard[16:80][::-1]                     # 64 elements, element 0 at guard[79]
+    with pytest.raises(IndexError, match="unmasked_copy"):
+        unmasked_copy[(4,)](x, rev, B=16)
+    assert (guard[80:] == -1).all() and (guard[:16] == -1).all()
