@@ -159,3 +159,44 @@ def test_written_arguments_are_traced_through_loops_and_selects(backend):
     dst.flags.writeable = False
     with pytest.raises(ValueError, match="fill_rows: argument 'dst' is a read-only array"):
         fill_rows[(1,)](src, dst, ROWS=3, B=8)
+
+
+@tilejit.jit
+def unmasked_copy(x, out, B: tl.constexpr):
+    o = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(out + o, tl.load(x + o) * 2)
+
+
+def test_unmasked_access_past_the_array_is_caught_before_it_happens(backend):
+    """No mask: offsets bounded by the grid.  An array too short for the grid runs the
+    checked variant (the first bad access raises before it happens); the rest run plain."""
+    x = np.arange(64, dtype=np.float32)
+    for _ in range(3):                           # plain launches, express lane warm
+        out = np.zeros(64, np.float32)
+        unmasked_copy[(4,)](x, out, B=16)
+        np.testing.assert_array_equal(out, 2 * x)
+    guard = np.full(80, -1.0, np.float32)
+    short = guard[:48]                           # 3 blocks long: grid 4 writes past it
+    with pytest.raises(IndexError, match="unmasked_copy") as e:
+        unmasked_copy[(4,)](x, short, B=16)
+    assert "out" in str(e.value)
+    assert (guard[48:] == -1).all()              # nothing written past the array
+    out = np.zeros(64, np.float32)
+    unmasked_copy[(4,)](x, out, B=16)            # and the plain kernel again
+    np.testing.assert_array_equal(out, 2 * x)
+    if backend == "cpu":
+        assert not any(getattr(k, "sanitize", False) for k in [unmasked_copy.warmup(
+            x, out, B=16, grid=(4,))])
+
+
+def test_unmasked_access_through_a_reversed_view_is_caught(backend):
+    """Element 0 of a reversed view is its last byte: ascending offsets leave it."""
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    for _ in range(2):
+        unmasked_copy[(4,)](x, out, B=16)
+    guard = np.full(160, -1.0, np.float32)
+    rev = guard[16:80][::-1]                     # 64 elements, element 0 at guard[79]
+    with pytest.raises(IndexError, match="unmasked_copy"):
+        unmasked_copy[(4,)](x, rev, B=16)
+    assert (guard[80:] == -1).all() and (guard[:16] == -1).all()

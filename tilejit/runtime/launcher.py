@@ -203,15 +203,42 @@ class Launcher:
                 return kernel
             if _checks.huge_arrays(LazyArgs([], vals, self.names).buffers):
                 return kernel                        # may be the sanitized variant
+            if getattr(kernel, "sanitize", False) and not opts.sanitize:
+                return kernel                        # the checked variant of a launch
             for name in _checks.written_params(kernel, self.names):
                 self.express_ns[f"W{self.index[name]}"] = True     # check writability there
             run = _express.runner_for(kernel, self.names, vals)
             if run is None:
                 return kernel
+            if _checks.has_bounds(kernel):
+                run = self._bounds_checked(kernel, run)
             self._express_keep.extend(dtypes)
             self._lane_ids.add(id(kernel))
             self.express[key] = run
         return kernel
+
+    def _bounds_checked(self, kernel, run):
+        """``run`` checking the arrays against the kernel's bounded unmasked accesses
+        for each grid first (launch_checks.grid_bounds); a launch that may step out
+        goes through the general path (the sanitize-mode variant)."""
+        names, general, index = self.names, self.call_general, self.index
+        per_grid: dict = {}        # grid -> [(parameter index, lo, hi)], [] when never fits
+        ndarray = np.ndarray
+
+        def checked(values, vals, gx, gy, gz):
+            g = (gx, gy, gz)
+            need = per_grid.get(g)
+            if need is None:
+                if len(per_grid) >= 64:
+                    per_grid.clear()
+                need = per_grid[g] = [(index[n], lo, hi) for n, (lo, hi)
+                                      in _checks.grid_bounds(kernel, g, names).items()]
+            for i, lo, hi in need:      # contiguous numpy arrays span [address, + nbytes)
+                v = vals[i]
+                if type(v) is not ndarray or lo < 0 or hi > v.nbytes or not v.flags.c_contiguous:
+                    return general(tuple(vals), {}, g)
+            return run(values, vals, gx, gy, gz)
+        return checked
 
     # ------------------------------------------------------------ binding
     def bind(self, args, kwargs) -> list:
@@ -267,7 +294,7 @@ class Launcher:
                     backend = self._gpu_backend if on_gpu else self._backend
                     kernel = self.cache.get((keys, consts, (), self._opt_token, backend))
                     g = _simple_grid(grid)
-                    if kernel is not None and g is not None:
+                    if kernel is not None and g is not None and not _checks.has_bounds(kernel):
                         if g[0] and g[1] and g[2]:
                             if needs_grid_check(g):
                                 check_grid(g, self.name, backend)
@@ -333,10 +360,10 @@ class Launcher:
             self.cache.touch(key, kernel)
         if warmup:
             return kernel
-        kernel = self._checked(kernel, vals, keys, consts, lopts, options, backend, buffers)
         g = _simple_grid(grid) if type(grid) is tuple else None
         if g is None:
             g = normalize_grid(grid, self._meta(vals, lopts) if callable(grid) else None, self.name)
+        kernel = self._checked(kernel, vals, keys, consts, lopts, options, backend, buffers, g)
         if g[0] and g[1] and g[2]:
             if needs_grid_check(g):
                 check_grid(g, self.name, backend)
@@ -346,16 +373,21 @@ class Launcher:
             kernel.launch(g, LaunchArgs(values, buffers, keep), **dict(lopts))
         return kernel
 
-    def _checked(self, kernel, vals, keys, consts, lopts, options, backend, buffers):
+    def _checked(self, kernel, vals, keys, consts, lopts, options, backend, buffers, grid):
         """The kernel to run after the launch checks (runtime/launch_checks.py): a
         read-only array for an argument the kernel writes is refused; arrays longer
         than 2**31-1 elements with int32 offset arithmetic the analysis does not prove
-        in range run the sanitize-mode variant (OffsetOverflowError, not a wild access)."""
+        in range, and unmasked accesses the analysis bounds for this grid past their
+        array, run the sanitize-mode variant (OffsetOverflowError / OutOfBoundsError
+        before the access, never a wild one)."""
         _checks.check_writable(kernel, self.name, self.names, vals)
-        if backend == "interpreter" or options.sanitize or not _checks.huge_arrays(buffers, True):
+        if backend == "interpreter" or options.sanitize:
             return kernel
-        if (not _checks.huge_arrays(buffers, _checks.casts_pointers(kernel))
-                or not _checks.offset_ops(kernel)):
+        huge = (_checks.huge_arrays(buffers, True)
+                and _checks.huge_arrays(buffers, _checks.casts_pointers(kernel))
+                and _checks.offset_ops(kernel))
+        if not huge and not (_checks.has_bounds(kernel) and all(grid) and
+                             _checks.bounds_violated(kernel, grid, self.names, vals)):
             return kernel
         options = with_sanitize(options, True)
         token = _OPTION_TOKENS.setdefault(options, len(_OPTION_TOKENS))
