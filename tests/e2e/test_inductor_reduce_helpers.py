@@ -1,11 +1,10 @@
 """Reductions and scans with a user combine function over 2-D tiles, as TorchInductor's
 ``triton_helpers.max2`` (a NaN-propagating maximum) and its cumsum helper write them,
-on rows holding -inf (a causal softmax mask).  On an H200 the cuda backend got these
-wrong for [XBLOCK, 16] tiles with XBLOCK = 8 (1 warp) and 32 (1-4 warps) while
-``tl.max`` on the same tile was right (torch.compile's argmax, cumsum, masked softmax).
-The cause narrowed on the H200: ``tl.split(tl.reshape(x, [XBLOCK, R // 2, 2]))`` (the
-pairing step of tilejit's reduction tree and scans) returns wrong halves for
-(XBLOCK 8, 1 warp) and (32, 2 warps) and right ones for (8, 4 warps)."""
+on rows holding -inf (a causal softmax mask), and the step under them: ``tl.split`` of a
+tile reshaped to ``[XBLOCK, R // 2, 2]``.  On an H200 the cuda backend got these wrong
+for (XBLOCK 8, 1 warp) and (32, 2 warps) -- the reshape reused registers although the
+blocked layout's chunk width follows the last dimension -- which made torch.compile's
+argmax, amax, cumsum and masked softmax wrong on CUDA."""
 import numpy as np
 import pytest
 
