@@ -1,8 +1,10 @@
 """Reductions and scans with a user combine function over 2-D tiles, as TorchInductor's
 ``triton_helpers.max2`` (a NaN-propagating maximum) and its cumsum helper write them,
-on rows holding -inf (a causal softmax mask).  On an H200 the cuda backend got these
-wrong for [XBLOCK, 16] tiles with XBLOCK = 8 (1 warp) and 32 (1-4 warps) while
-``tl.max`` on the same tile was right (torch.compile's argmax, cumsum, masked softmax)."""
+on rows holding -inf (a causal softmax mask), and the step under them: ``tl.split`` of a
+tile reshaped to ``[XBLOCK, R // 2, 2]``.  On an H200 the cuda backend got these wrong
+for (XBLOCK 8, 1 warp) and (32, 2 warps) -- the reshape reused registers although the
+blocked layout's chunk width follows the last dimension -- which made torch.compile's
+argmax, amax, cumsum and masked softmax wrong on CUDA."""
 import numpy as np
 import pytest
 
@@ -36,6 +38,16 @@ def masked_softmax_rows(p, out, n, XBLOCK: tl.constexpr, R: tl.constexpr):
 
 
 @tilejit.jit
+def split_pairs(p, lo, hi, XBLOCK: tl.constexpr, R: tl.constexpr):
+    xi = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    x = tl.load(p + (tl.arange(0, R)[None, :] + R * xi))
+    a, b = tl.split(tl.reshape(x, [XBLOCK, R // 2, 2]))
+    h = tl.arange(0, R // 2)[None, :]
+    tl.store(lo + (h + (R // 2) * xi), a)
+    tl.store(hi + (h + (R // 2) * xi), b)
+
+
+@tilejit.jit
 def row_cumsum(p, out, n, XBLOCK: tl.constexpr, R: tl.constexpr):
     xi = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
     xm = xi < n
@@ -64,3 +76,12 @@ def test_custom_combine_scan_rows(backend, rng, xblock, warps):
     out = np.zeros_like(x)
     row_cumsum[(n // xblock,)](x, out, n, XBLOCK=xblock, R=R, num_warps=warps)
     np.testing.assert_allclose(out, np.cumsum(x.astype(np.float64), 1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("xblock,warps", [(8, 1), (32, 2), (8, 4)])
+def test_split_of_reshaped_rows(backend, rng, xblock, warps):
+    x = rng.standard_normal((64, 16)).astype(np.float32)
+    lo, hi = np.zeros((64, 8), np.float32), np.zeros((64, 8), np.float32)
+    split_pairs[(64 // xblock,)](x, lo, hi, XBLOCK=xblock, R=16, num_warps=warps)
+    np.testing.assert_array_equal(lo, x[:, 0::2])
+    np.testing.assert_array_equal(hi, x[:, 1::2])

@@ -11,8 +11,10 @@ neighbouring chunks, which makes global accesses coalesced, and a thread's ``V``
 elements are contiguous, which lets the memory rules use vector accesses where the
 axis analysis proves contiguity and alignment.  Tiles smaller than ``T*V`` are
 replicated: ``e`` wraps modulo ``N`` and only the first copy is "owned" (stores and
-reductions use owned slots only).  The layout depends on the element count alone,
-so reshape and expand_dims are free and elementwise ops never convert.
+reductions use owned slots only).  The layout depends on the element count and, through
+the chunk width (which divides it), the last dimension: elementwise ops never convert;
+reshape and expand_dims are free where the chunking agrees and otherwise move the
+elements through shared memory (rules_tiles.py).
 """
 from __future__ import annotations
 

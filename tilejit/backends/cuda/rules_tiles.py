@@ -50,8 +50,11 @@ def _same_elements(lw, op):
     lay = lw.layout(ty)
     if src.layout is None:
         return [Tile([src.regs[0]] * lay.nslots, lay)]
-    assert lay.nslots == src.layout.nslots
-    return [Tile(src.regs, lay)]
+    if (src.layout.vec, src.layout.reps) == (lay.vec, lay.reps):    # the same slot -> element map
+        return [Tile(src.regs, lay)]
+    # the chunk width follows the last dimension ([8, 16] -> [8, 8, 2] halves it), so the
+    # slots hold other elements: keep the row-major order through shared memory
+    return [exchange(lw, src, op.src.type, ty, lambda idx: lw.flat_index(ty.shape, idx))]
 
 
 @RULES.register(ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp, ops.AssumeRangeOp)
