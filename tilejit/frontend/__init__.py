@@ -7,7 +7,7 @@ from ..ir.core import Function, Loc
 from ..ir.types import DType, PointerType, TileType
 from ..language import core as lcore
 from ..language import semantic as sem
-from .errors import CompilationError
+from .errors import CompilationError, cause_of
 
 
 def build_ir(jitfn, arg_types: dict, constexprs: dict, specialization: dict | None = None) -> Function:
@@ -42,7 +42,7 @@ def build_ir(jitfn, arg_types: dict, constexprs: dict, specialization: dict | No
         try:
             CodeGenerator(jitfn, builder, scope).generate()
         except CompilationError as e:
-            raise e.with_traceback(None) from None
+            raise e.with_traceback(None) from cause_of(e)
         builder.create(ops.ReturnOp)
     return func
 

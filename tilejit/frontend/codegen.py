@@ -25,7 +25,7 @@ from ..language.core import TypeView, constexpr, is_builtin, tensor
 from ..runtime.jit import JITFunction
 from .astutil import is_internal_file, parse_function
 from .control import ControlFlowMixin
-from .errors import CompilationError, UnsupportedLanguageConstruct, make_error
+from .errors import CompilationError, KernelError, UnsupportedLanguageConstruct, make_error
 from .pybuiltins import PY_BUILTINS
 
 MAX_INLINE_DEPTH = 48
@@ -90,6 +90,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         self.depth = depth
         self.is_kernel = depth == 0
         self.loop_depth = 0
+        self.def_line = 1            # the `def` line in jitfn.src (set by generate)
         self.returned = False
         self.ret_value = None
 
@@ -100,6 +101,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
     def generate(self):
         """Visit the function body; returns the value of its ``return`` (None if none)."""
         fndef = parse_function(self.jitfn)
+        self.def_line = fndef.lineno
         a = fndef.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
             raise self.error(fndef, UnsupportedLanguageConstruct(
@@ -110,8 +112,9 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     def error(self, node, exc) -> CompilationError:
         loc = self.loc(node)
+        rel = (node.lineno - self.def_line + 1, node.col_offset)
         return make_error(exc, kernel=self.name, file=loc.file, line=loc.line, col=loc.col,
-                          internal=self.internal)
+                          internal=self.internal, rel=rel)
 
     def visit(self, node):
         """Visit ``node``; the single place where exceptions become CompilationErrors."""
@@ -239,8 +242,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         must = getattr(fn, "_must_use_result", False)
         if must:
             extra = f" {must}" if isinstance(must, str) else ""
-            raise ValueError(f"the result of {getattr(fn, '__name__', 'this function')} must "
-                             f"be used (it is marked with triton.must_use_result).{extra}")
+            raise KernelError(f"The result of {getattr(fn, '__name__', 'this function')} is "
+                              f"not being used.{extra}")
         self.call_node(call, fn)
 
     def visit_Pass(self, node):
