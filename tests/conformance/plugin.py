@@ -220,10 +220,17 @@ def pytest_runtest_protocol(item, nextitem):
 WRONG_RESULT_MODULES = ("numpy/testing", "torch/testing", "/_pytest/python_api")
 
 
+# an assert whose line mentions these checks an error message or compiler output, not a
+# computed value: a failure, not a wrong result
+_MESSAGE_CHECK = ("str(", "err", "msg", "message", "match", "inner", "outer", ".asm",
+                  "warning", ".name", "repr(", "__cause__", "captured", "stdout", "stderr")
+
+
 def classify(excinfo) -> str:
-    """``wrong_result``: an AssertionError raised by the test's own comparison (an
-    ``assert`` in the upstream file or numpy/torch's testing helpers), not by tilejit;
-    ``timeout``; ``fail``: any other exception (an unsupported feature, a crash...)."""
+    """``wrong_result``: an AssertionError raised by the test's own comparison of values
+    (an ``assert`` in the upstream file or numpy/torch's testing helpers), not by tilejit
+    and not one checking an error message or compiler text; ``timeout``; ``fail``: any
+    other exception (an unsupported feature, a crash, a message that differs...)."""
     if excinfo is None:
         return "fail"
     if excinfo.errisinstance(_Timeout):
@@ -235,6 +242,9 @@ def classify(excinfo) -> str:
     frames = traceback.extract_tb(excinfo.tb)
     inner = frames[-1].filename if frames else ""
     if "/tilejit/" in inner and "/tests/" not in inner:
+        return "fail"
+    line = (frames[-1].line or "") if frames else ""
+    if any(m in line for m in _MESSAGE_CHECK) or line.strip().startswith("assert False"):
         return "fail"
     return "wrong_result"
 

@@ -112,7 +112,7 @@ def test_reshape_needs_constexpr_shape():
 
 @pytest.mark.parametrize("body,needle,snippet", [
     ("f = lambda v: v", "lambda", "lambda"),
-    ("ys = [v for v in range(3)]", "list comprehensions", "[v for v"),
+    ("ys = [v for v in range(n)]", "must iterate over a compile-time tuple", "[v for v"),
     ("for i in range(n):\n        break", "break", "break"),
     ("for i in range(n):\n        continue", "continue", "continue"),
     ("with open('f') as fh:\n        pass", "with statements", "with open"),

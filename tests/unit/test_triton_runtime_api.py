@@ -28,6 +28,12 @@ def test_reinterpret_uint8_through_int8_storage(backend):
     np.testing.assert_array_equal(y.base.view(np.uint8), a // 3)   # signed // would differ
 
 
+@tilejit.jit
+def copy4_kernel(X, Y):
+    offs = tl.arange(0, 4)
+    tl.store(Y + offs, tl.load(X + offs))
+
+
 def test_reinterpret_torch_tensor(backend):
     torch = pytest.importorskip("torch", reason="torch not installed")
     a = np.array([40000, 3, 65535, 12345], dtype=np.uint16)
@@ -36,6 +42,10 @@ def test_reinterpret_torch_tensor(backend):
     div3_kernel[(1,)](x, y, N=4)
     np.testing.assert_array_equal(y.base.numpy().view(np.uint16), a // 3)
     assert tilejit.reinterpret(y, torch.int16) is y.base       # back to its own dtype
+    f = torch.tensor([1.5, -2.0, 3.25, 0.0], dtype=torch.float16)
+    h = torch.zeros(4, dtype=torch.float16)
+    copy4_kernel[(1,)](tilejit.reinterpret(f, torch.int16), tilejit.reinterpret(h, torch.int16))
+    assert torch.equal(h, f)                                   # bits copied as int16
     assert x.shape == (4,) and x.element_size() == 2 and x.data_ptr() == x.base.data_ptr()
 
 
@@ -84,7 +94,7 @@ def used_result_kernel(Out):
 
 
 def test_must_use_result(backend):
-    with pytest.raises(CompilationError, match="result of cube must be used.*Assign it"):
+    with pytest.raises(CompilationError, match="The result of cube is not being used. Assign it"):
         triton_compile(ASTSource(fn=unused_result_kernel, signature={}, constexprs={}))
     out = np.zeros(16, np.float32)
     used_result_kernel[(1,)](out)

@@ -27,7 +27,7 @@ from ..runtime.jit import JITFunction
 from .astutil import is_internal_file, parse_function
 from .control import ControlFlowMixin
 from .elementwise import ElementwiseMixin
-from .errors import CompilationError, UnsupportedLanguageConstruct, make_error
+from .errors import CompilationError, KernelError, UnsupportedLanguageConstruct, make_error
 from .pybuiltins import PY_BUILTINS
 
 MAX_INLINE_DEPTH = 48
@@ -98,6 +98,7 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
         self.is_kernel = depth == 0
         self.elementwise = elementwise
         self.loop_depth = 0
+        self.def_line = 1            # the `def` line in jitfn.src (set by generate)
         self.returned = False
         self.ret_value = None
 
@@ -108,6 +109,7 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
     def generate(self):
         """Visit the function body; returns the value of its ``return`` (None if none)."""
         fndef = parse_function(self.jitfn)
+        self.def_line = fndef.lineno
         a = fndef.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
             raise self.error(fndef, UnsupportedLanguageConstruct(
@@ -118,8 +120,9 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
 
     def error(self, node, exc) -> CompilationError:
         loc = self.loc(node)
+        rel = (node.lineno - self.def_line + 1, node.col_offset)
         return make_error(exc, kernel=self.name, file=loc.file, line=loc.line, col=loc.col,
-                          internal=self.internal)
+                          internal=self.internal, rel=rel)
 
     def visit(self, node):
         """Visit ``node``; the single place where exceptions become CompilationErrors."""
@@ -251,8 +254,8 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
         must = getattr(fn, "_must_use_result", False)
         if must:
             extra = f" {must}" if isinstance(must, str) else ""
-            raise ValueError(f"the result of {getattr(fn, '__name__', 'this function')} must "
-                             f"be used (it is marked with triton.must_use_result).{extra}")
+            raise KernelError(f"The result of {getattr(fn, '__name__', 'this function')} is "
+                              f"not being used.{extra}")
         self.call_node(call, fn)
 
     def visit_Pass(self, node):

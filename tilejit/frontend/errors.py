@@ -19,8 +19,9 @@ class CompilationError(UserError, TritonError):
 
     def __init__(self, message: str = "", *, kernel: str = "", file: str = "", line: int = 0,
                  col: int = 0, source_line: str | None = None, error: BaseException | None = None,
-                 internal: bool = False):
+                 internal: bool = False, rel: tuple | None = None):
         self.kernel = kernel
+        self.rel = rel                # (line from the `def` line = 1, column), Triton's "at L:C:"
         self.file = file
         self.line = line
         self.col = col
@@ -34,6 +35,8 @@ class CompilationError(UserError, TritonError):
 
     def _format(self) -> str:
         head = f"{self.file}:{self.line}:{self.col}: error in kernel '{self.kernel}'"
+        if self.rel is not None:
+            head += f" at {self.rel[0]}:{self.rel[1]}:"
         out = [head]
         if self.source_line:
             text = self.source_line.rstrip()
@@ -85,7 +88,12 @@ class CompileTimeAssertionFailure(CompilationError, AssertionError):
     """A ``tl.static_assert`` that failed."""
 
 
-class UnsupportedLanguageConstruct(TritonError):
+class KernelError(TritonError):
+    """Raised inside the frontend with a complete message: it becomes a plain
+    CompilationError (no exception type prefixed to the message)."""
+
+
+class UnsupportedLanguageConstruct(KernelError):
     """A Python construct tilejit kernels do not support (raised by the frontend)."""
 
 
@@ -122,17 +130,25 @@ def error_class_for(exc: BaseException) -> type:
     return cls
 
 
-def make_error(exc: BaseException, *, kernel, file, line, col, internal=False) -> CompilationError:
-    """Wrap ``exc`` raised at ``file:line:col`` of ``kernel``."""
-    if isinstance(exc, UnsupportedLanguageConstruct):
-        return CompilationError(str(exc), kernel=kernel, file=file, line=line, col=col, internal=internal)
+def make_error(exc: BaseException, *, kernel, file, line, col, internal=False,
+               rel=None) -> CompilationError:
+    """Wrap ``exc`` raised at ``file:line:col`` of ``kernel`` (``rel``: the position in
+    the kernel's source, Triton's "at L:C:")."""
+    where = dict(kernel=kernel, file=file, line=line, col=col, internal=internal, rel=rel)
+    if isinstance(exc, KernelError):
+        return CompilationError(str(exc), **where)
     msg = str(exc)
     if isinstance(exc, KeyError) and exc.args:
         msg = str(exc.args[0])
     try:
-        return error_class_for(exc)(msg, kernel=kernel, file=file, line=line, col=col, error=exc,
-                                    internal=internal)
+        return error_class_for(exc)(msg, error=exc, **where)
     except Exception:  # noqa: BLE001  -- an exception class with an unusual constructor
-        return _static_class_for(exc)(msg, kernel=kernel, file=file, line=line, col=col, error=exc,
-                                      internal=internal)
+        return _static_class_for(exc)(msg, error=exc, **where)
 
+
+def cause_of(err: CompilationError):
+    """The exception a CompilationError reports (its ``__cause__``, as Triton chains it),
+    without the compiler's frames; None for a failed ``tl.static_assert``."""
+    if isinstance(err, CompileTimeAssertionFailure) or err.error is None:
+        return None
+    return err.error.with_traceback(None)

@@ -183,7 +183,10 @@ def describe_wrapper(w: TensorWrapper) -> ArrayInfo:
         raise TypeError(f"TensorWrapper of an unsupported {type(w.base).__qualname__}")
     dt = w.dtype
     if not isinstance(dt, DType):
-        raise TypeError(f"TensorWrapper dtype {dt!r} is not a tl dtype")
+        name = _TORCH_DTYPES.get(str(dt))          # a torch dtype, as Triton accepts
+        if name is None:
+            raise TypeError(f"TensorWrapper dtype {dt!r} is not a tl or torch dtype")
+        dt = dtype_from_name(name)
     if dt.itemsize != info.itemsize:
         raise TypeError(f"cannot reinterpret {info.itemsize}-byte elements as {dt.name} "
                         f"({dt.itemsize} bytes)")
