@@ -118,7 +118,8 @@ def test_dot_scaled_e2m1_packed_along_m_or_n(backend, kpa, kpb):
     sa = torch.randint(120, 135, (m, k // 32), generator=g, dtype=torch.int32).to(torch.uint8)
     sb = torch.randint(120, 135, (n, k // 32), generator=g, dtype=torch.int32).to(torch.uint8)
     out = torch.zeros((m, n), dtype=torch.float32)
-    scaled_kernel[(1,)](a, sa, b, sb, out, M=m, N=n, K=k, FA="e2m1", FB="e2m1", KPA=kpa, KPB=kpb)
+    scaled_kernel[(1,)](a, sa.view(torch.int8), b, sb, out, M=m, N=n, K=k, FA="e2m1", FB="e2m1", KPA=kpa,
+                        KPB=kpb)                 # e8m0 bits as int8 too
     want = reference(a, sa, "e2m1", b, sb, "e2m1", kpa, kpb)
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 

@@ -12,7 +12,7 @@ K, or along M/N when ``lhs_k_pack``/``rhs_k_pack`` is false), ``e4m3``, ``e5m2``
 """
 from __future__ import annotations
 
-from ..ir.types import bfloat16, float16, float32, float8e4nv, float8e5, uint8, uint16, uint32
+from ..ir.types import bfloat16, float16, float32, float8e4nv, float8e5, int8, uint8, uint16, uint32
 from . import core
 from . import semantic as sem
 from . import semantic_tile as st
@@ -67,8 +67,10 @@ def _scale_factor(scale, comp):
     s = sem.to_tensor(scale)
     if s.dtype == float8e4nv:
         return sem.cast(s, comp), 16
+    if s.dtype == int8:                 # e8m0 bits held as int8 (as Triton's tests build them)
+        s = sem.bitcast(s, uint8)
     if s.dtype != uint8:
-        raise TypeError(f"dot_scaled: scales must be uint8 (e8m0) or float8e4nv, got {s.dtype}")
+        raise TypeError(f"dot_scaled: scales must be uint8/int8 (e8m0) or float8e4nv, got {s.dtype}")
     if comp == bfloat16:
         f = sem.bitcast(sem.shl(sem.cast(s, uint16), 7), bfloat16)
     else:
