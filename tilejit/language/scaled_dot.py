@@ -110,6 +110,15 @@ def dot_scaled_impl(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=
     """The semantics of :func:`tilejit.language.dot_scaled` (module doc)."""
     if core._unwrap(out_dtype) != float32:
         raise ValueError("dot_scaled: only float32 is supported for out_dtype")
+    lhs, rhs = sem.to_tensor(lhs), sem.to_tensor(rhs)
+    if len(lhs.shape) == 3 and len(rhs.shape) == 3:        # a batch: one 2-d scaled dot per item
+        if lhs.shape[0] != rhs.shape[0]:
+            raise ValueError(f"dot_scaled: batch sizes differ: {list(lhs.shape)} and {list(rhs.shape)}")
+        item = (lambda x, i: None if _none(x) else st._batch_item(sem.to_tensor(x), i))
+        return st.stack_batch([dot_scaled_impl(item(lhs, i), item(lhs_scale, i), lhs_format, item(rhs, i),
+                                               item(rhs_scale, i), rhs_format, item(acc, i), fast_math,
+                                               lhs_k_pack, rhs_k_pack, out_dtype)
+                               for i in range(lhs.shape[0])])
     lf, rf = str(core._unwrap(lhs_format)), str(core._unwrap(rhs_format))
     a, b = _operand(lhs, lf, "lhs"), _operand(rhs, rf, "rhs")
     if not lhs_k_pack and lf != "e2m1" or not rhs_k_pack and rf != "e2m1":

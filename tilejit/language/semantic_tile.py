@@ -479,15 +479,21 @@ def _batched_dot(a, b, acc, options):
         acc = to_tensor(acc)
         if acc.shape != (nb, m, n):
             raise ValueError(f"dot accumulator shape {list(acc.shape)} != {[nb, m, n]}")
+    return stack_batch([dot(_batch_item(a, i), _batch_item(b, i), None if acc is None else _batch_item(acc, i),
+                            *options) for i in range(nb)])
+
+
+def stack_batch(items):
+    """Tiles of one shape stacked along a new first dimension (exact one-hot selects)."""
+    shape = (len(items),) + tuple(items[0].shape)
     out = None
-    for i in range(nb):
-        d = dot(_batch_item(a, i), _batch_item(b, i), None if acc is None else _batch_item(acc, i), *options)
-        wide = broadcast_impl_shape(expand_dims(d, 0), (nb, m, n))
+    for i, d in enumerate(items):
+        wide = broadcast_impl_shape(expand_dims(d, 0), shape)
         if out is None:
             out = wide
             continue
-        hit = _emit(ops.CmpOp, lhs=_axis_index(out.shape, 0).handle,
-                    rhs=scalar_constant(i, int32, out.shape).handle, pred="eq")
+        hit = _emit(ops.CmpOp, lhs=_axis_index(shape, 0).handle,
+                    rhs=scalar_constant(i, int32, shape).handle, pred="eq")
         out = _emit(ops.SelectOp, cond=hit.handle, true_value=wide.handle, false_value=out.handle)
     return out
 
