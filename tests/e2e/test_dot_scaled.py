@@ -118,7 +118,8 @@ def test_dot_scaled_e2m1_packed_along_m_or_n(backend, kpa, kpb):
     sa = torch.randint(120, 135, (m, k // 32), generator=g, dtype=torch.int32).to(torch.uint8)
     sb = torch.randint(120, 135, (n, k // 32), generator=g, dtype=torch.int32).to(torch.uint8)
     out = torch.zeros((m, n), dtype=torch.float32)
-    scaled_kernel[(1,)](a, sa, b, sb, out, M=m, N=n, K=k, FA="e2m1", FB="e2m1", KPA=kpa, KPB=kpb)
+    scaled_kernel[(1,)](a, sa.view(torch.int8), b, sb, out, M=m, N=n, K=k, FA="e2m1", FB="e2m1", KPA=kpa,
+                        KPB=kpb)                 # e8m0 bits as int8 too
     want = reference(a, sa, "e2m1", b, sb, "e2m1", kpa, kpb)
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
@@ -149,3 +150,28 @@ def test_dot_scaled_nvfp4_scales(backend):
     bv = _round(_unpack(b, "e2m1", False) * np.repeat(sb.double().numpy(), 16, axis=1).T, torch.bfloat16)
     want = av @ bv
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+@tilejit.jit
+def batched_kernel(A, SA, B, OUT, NB: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    ob = tl.arange(0, NB)[:, None, None]
+    a = tl.load(A + ob * (M * K // 2) + tl.arange(0, M)[None, :, None] * (K // 2)
+                + tl.arange(0, K // 2)[None, None, :])
+    sa = tl.load(SA + ob * (M * K // 32) + tl.arange(0, M)[None, :, None] * (K // 32)
+                 + tl.arange(0, K // 32)[None, None, :])
+    b = tl.load(B + ob * (K * N) + tl.arange(0, K)[None, :, None] * N + tl.arange(0, N)[None, None, :])
+    c = tl.dot_scaled(a, sa, "e2m1", b, None, "bf16")
+    tl.store(OUT + ob * (M * N) + tl.arange(0, M)[None, :, None] * N + tl.arange(0, N)[None, None, :], c)
+
+
+def test_dot_scaled_batched(backend):
+    nb, m, n, k = 2, 16, 16, 64
+    g = torch.Generator().manual_seed(5)
+    a = _operand((nb, m, k // 2), "e2m1", g)
+    sa = torch.randint(120, 135, (nb, m, k // 32), generator=g, dtype=torch.int32).to(torch.uint8)
+    b = _operand((nb, k, n), "bf16", g)
+    out = torch.zeros((nb, m, n), dtype=torch.float32)
+    batched_kernel[(1,)](a, sa, b, out, NB=nb, M=m, N=n, K=k)
+    for i in range(nb):
+        want = reference(a[i], sa[i], "e2m1", b[i], None, "bf16", True, True)
+        np.testing.assert_allclose(out[i].numpy(), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())

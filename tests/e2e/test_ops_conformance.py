@@ -195,3 +195,29 @@ def test_dot_3d_accumulates(backend):
     o = np.zeros_like(acc)
     dot3d_kernel[(1,)](q, kk, o, acc, B=2, M=16, N=16, KD=16, OUT=tl.float32, USE_ACC=True)
     np.testing.assert_allclose(o, np.matmul(q.astype(np.float64), kk) + acc, rtol=1e-4, atol=1e-4)
+
+
+# --------------------------------------------------------------------- bf16x3 / bf16x6
+@tilejit.jit
+def dot_precision_kernel(X, Y, Z, P: tl.constexpr, N: tl.constexpr):
+    o = tl.arange(0, N)
+    x = tl.load(X + o[:, None] * N + o[None, :])
+    y = tl.load(Y + o[:, None] * N + o[None, :])
+    tl.store(Z + o[:, None] * N + o[None, :], tl.dot(x, y, input_precision=P))
+
+
+@pytest.mark.parametrize("precision,tol", [("bf16x3", 2e-5), ("bf16x6", 2e-7)])
+def test_dot_split_bf16_precisions(backend, precision, tol):
+    """fp32 dots as sums of bf16 dots: bf16x3 keeps ~16 bits, bf16x6 ~24 (Triton's
+    input_precision="bf16x3"/"bf16x6")."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((32, 32)).astype(np.float32)
+    y = rng.standard_normal((32, 32)).astype(np.float32)
+    z = np.zeros((32, 32), np.float32)
+    dot_precision_kernel[(1,)](x, y, z, P=precision, N=32)
+    want = x.astype(np.float64) @ y.astype(np.float64)
+    err = np.abs(z - want).max() / np.abs(want).max()
+    assert err < tol, err
+    bf16 = lambda v: (v.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)    # noqa: E731
+    coarse = np.abs(bf16(x).astype(np.float64) @ bf16(y) - want).max() / np.abs(want).max()
+    assert err < coarse / 50          # far better than one bf16 dot

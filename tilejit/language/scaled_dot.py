@@ -12,7 +12,7 @@ K, or along M/N when ``lhs_k_pack``/``rhs_k_pack`` is false), ``e4m3``, ``e5m2``
 """
 from __future__ import annotations
 
-from ..ir.types import bfloat16, float16, float32, float8e4nv, float8e5, uint8, uint16, uint32
+from ..ir.types import bfloat16, float16, float32, float8e4nv, float8e5, int8, uint8, uint16, uint32
 from . import core
 from . import semantic as sem
 from . import semantic_tile as st
@@ -67,8 +67,10 @@ def _scale_factor(scale, comp):
     s = sem.to_tensor(scale)
     if s.dtype == float8e4nv:
         return sem.cast(s, comp), 16
+    if s.dtype == int8:                 # e8m0 bits held as int8 (as Triton's tests build them)
+        s = sem.bitcast(s, uint8)
     if s.dtype != uint8:
-        raise TypeError(f"dot_scaled: scales must be uint8 (e8m0) or float8e4nv, got {s.dtype}")
+        raise TypeError(f"dot_scaled: scales must be uint8/int8 (e8m0) or float8e4nv, got {s.dtype}")
     if comp == bfloat16:
         f = sem.bitcast(sem.shl(sem.cast(s, uint16), 7), bfloat16)
     else:
@@ -108,6 +110,15 @@ def dot_scaled_impl(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=
     """The semantics of :func:`tilejit.language.dot_scaled` (module doc)."""
     if core._unwrap(out_dtype) != float32:
         raise ValueError("dot_scaled: only float32 is supported for out_dtype")
+    lhs, rhs = sem.to_tensor(lhs), sem.to_tensor(rhs)
+    if len(lhs.shape) == 3 and len(rhs.shape) == 3:        # a batch: one 2-d scaled dot per item
+        if lhs.shape[0] != rhs.shape[0]:
+            raise ValueError(f"dot_scaled: batch sizes differ: {list(lhs.shape)} and {list(rhs.shape)}")
+        item = (lambda x, i: None if _none(x) else st._batch_item(sem.to_tensor(x), i))
+        return st.stack_batch([dot_scaled_impl(item(lhs, i), item(lhs_scale, i), lhs_format, item(rhs, i),
+                                               item(rhs_scale, i), rhs_format, item(acc, i), fast_math,
+                                               lhs_k_pack, rhs_k_pack, out_dtype)
+                               for i in range(lhs.shape[0])])
     lf, rf = str(core._unwrap(lhs_format)), str(core._unwrap(rhs_format))
     a, b = _operand(lhs, lf, "lhs"), _operand(rhs, rf, "rhs")
     if not lhs_k_pack and lf != "e2m1" or not rhs_k_pack and rf != "e2m1":

@@ -379,7 +379,10 @@ def minmax_dtype(dtype):
 # dot
 # ---------------------------------------------------------------------------
 
-_PRECISIONS = ("tf32", "tf32x3", "ieee")
+_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+# bf16xN: fp32 operands split into bf16 parts; the products of parts kept (smallest first)
+_BF16_SPLITS = {"bf16x3": (2, ((1, 0), (0, 1), (0, 0))),
+                "bf16x6": (3, ((2, 0), (1, 1), (0, 2), (1, 0), (0, 1), (0, 0)))}
 
 
 def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
@@ -423,8 +426,34 @@ def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise
             raise ValueError(f"dot accumulator shape {list(acc.shape)} != {[m, n]}")
         if acc.dtype != ret:
             raise TypeError(f"dot accumulator has dtype {acc.dtype} but the product has dtype {ret}")
+    if input_precision in _BF16_SPLITS:
+        if el is float32:
+            return _split_bf16_dot(a, b, acc, input_precision, max_num_imprecise_acc)
+        input_precision = "ieee"
     return _emit(ops.DotOp, a=a.handle, b=b.handle, acc=acc.handle, input_precision=input_precision,
                  max_num_imprecise_acc=max_num_imprecise_acc)
+
+
+def _bf16_parts(x, k):
+    """``x`` (fp32) as ``k`` bf16 tiles whose sum approximates it: each the bf16 rounding
+    of what the previous ones left."""
+    parts, rest = [], x
+    for _ in range(k):
+        p = cast(rest, bfloat16)
+        parts.append(p)
+        rest = _emit(ops.SubOp, lhs=rest.handle, rhs=cast(p, float32).handle)
+    return parts
+
+
+def _split_bf16_dot(a, b, acc, precision, max_num_imprecise_acc):
+    """Triton's ``bf16x3`` / ``bf16x6``: fp32 dots as sums of bf16 dots (fp32
+    accumulation) of the operands' bf16 parts, the small products first."""
+    k, products = _BF16_SPLITS[precision]
+    pa, pb = _bf16_parts(a, k), _bf16_parts(b, k)
+    for i, j in products:
+        acc = _emit(ops.DotOp, a=pa[i].handle, b=pb[j].handle, acc=acc.handle, input_precision="ieee",
+                    max_num_imprecise_acc=max_num_imprecise_acc)
+    return acc
 
 
 def _batch_item(x, i):
@@ -450,15 +479,21 @@ def _batched_dot(a, b, acc, options):
         acc = to_tensor(acc)
         if acc.shape != (nb, m, n):
             raise ValueError(f"dot accumulator shape {list(acc.shape)} != {[nb, m, n]}")
+    return stack_batch([dot(_batch_item(a, i), _batch_item(b, i), None if acc is None else _batch_item(acc, i),
+                            *options) for i in range(nb)])
+
+
+def stack_batch(items):
+    """Tiles of one shape stacked along a new first dimension (exact one-hot selects)."""
+    shape = (len(items),) + tuple(items[0].shape)
     out = None
-    for i in range(nb):
-        d = dot(_batch_item(a, i), _batch_item(b, i), None if acc is None else _batch_item(acc, i), *options)
-        wide = broadcast_impl_shape(expand_dims(d, 0), (nb, m, n))
+    for i, d in enumerate(items):
+        wide = broadcast_impl_shape(expand_dims(d, 0), shape)
         if out is None:
             out = wide
             continue
-        hit = _emit(ops.CmpOp, lhs=_axis_index(out.shape, 0).handle,
-                    rhs=scalar_constant(i, int32, out.shape).handle, pred="eq")
+        hit = _emit(ops.CmpOp, lhs=_axis_index(shape, 0).handle,
+                    rhs=scalar_constant(i, int32, shape).handle, pred="eq")
         out = _emit(ops.SelectOp, cond=hit.handle, true_value=wide.handle, false_value=out.handle)
     return out
 
