@@ -56,6 +56,7 @@ TRITON_MODULES = {
     "triton.compiler": ("tilejit.compat.driver", "tilejit.runtime.compiler"),
     "triton.compiler.errors": ("tilejit.compat.driver", "tilejit.frontend.errors"),
     "triton.errors": ("tilejit.errors",),
+    "triton.knobs": ("tilejit.compat.knobs",),
     "triton.tools": ("tilejit.tools",),
     "triton.tools.tensor_descriptor": ("tilejit.tools.tensor_descriptor",),
 }
