@@ -166,3 +166,22 @@ def test_allocation_module_under_the_alias():
             NullAllocator()(128, 16, None)
     finally:
         compat.uninstall_triton_alias()
+
+
+def test_knobs_ptxas_version_is_the_real_one():
+    import shutil
+    import subprocess
+    from tilejit import compat
+    from tilejit.backends.cuda.target import find_ptxas
+    if find_ptxas() is None:
+        pytest.skip("ptxas not installed")
+    compat.install_triton_alias()
+    try:
+        from triton import knobs
+        out = subprocess.run([find_ptxas(), "--version"], capture_output=True, text=True).stdout
+        assert f"release {knobs.nvidia.ptxas.version}," in out
+        assert knobs.nvidia.ptxas.path == find_ptxas() and shutil.which(knobs.nvidia.ptxas.path)
+        with pytest.raises(AttributeError, match="does not support `triton.knobs.runtime`"):
+            knobs.runtime
+    finally:
+        compat.uninstall_triton_alias()
