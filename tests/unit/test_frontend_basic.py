@@ -99,8 +99,10 @@ T741 = {"in_ptr0": PointerType(int64), "in_ptr1": PointerType(float32),
 
 
 def _const_value(v):
+    """The constant behind ``v`` (through splats, broadcasts and the int32 -> fp32 cast a
+    named number gets in arithmetic with a float tile, as Triton's scalar tensor does)."""
     op = v.op
-    while isinstance(op, (ops.SplatOp, ops.BroadcastOp)):
+    while isinstance(op, (ops.SplatOp, ops.BroadcastOp, ops.CastOp)):
         op = op.src.op
     assert isinstance(op, ops.ConstantOp), op
     return op.value
