@@ -181,7 +181,7 @@ def test_knobs_ptxas_version_is_the_real_one():
         out = subprocess.run([find_ptxas(), "--version"], capture_output=True, text=True).stdout
         assert f"release {knobs.nvidia.ptxas.version}," in out
         assert knobs.nvidia.ptxas.path == find_ptxas() and shutil.which(knobs.nvidia.ptxas.path)
-        with pytest.raises(AttributeError, match="does not support `triton.knobs.runtime`"):
-            knobs.runtime
+        with pytest.raises(AttributeError, match="does not support `triton.knobs.nvidia.cuobjdump`"):
+            knobs.nvidia.cuobjdump
     finally:
         compat.uninstall_triton_alias()

@@ -57,7 +57,6 @@ TRITON_MODULES = {
                         "tilejit.compat.triton_api.compiler"),
     "triton.compiler.errors": ("tilejit.compat.driver", "tilejit.frontend.errors"),
     "triton.errors": ("tilejit.errors",),
-    "triton.knobs": ("tilejit.compat.knobs",),
     "triton.tools": ("tilejit.tools",),
     # Triton's host-side API as TorchInductor uses it (tilejit/compat/triton_api/)
     "triton.backends": ("tilejit.compat.triton_api.backends",),

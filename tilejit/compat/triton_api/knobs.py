@@ -6,10 +6,14 @@ metadata) and ``runtime.jit_post_compile_hook`` (which Inductor calls itself).
 ``cache.dir`` reports tilejit's cache directory (``TILEJIT_CACHE_DIR``; read-only:
 tilejit's options are read once from the environment).  ``nvidia.libdevice_path``
 is stored for Inductor, which sets it, and not read: tilejit lowers libdevice
-calls itself instead of linking NVIDIA's bitcode.  Any other knob is unsupported
+calls itself instead of linking NVIDIA's bitcode.  ``nvidia.ptxas.path`` / ``.version``
+name the ``ptxas`` found on this machine (Triton's test helpers read the version).  Any other knob is unsupported
 and its name is reported at the point of use.
 """
 from __future__ import annotations
+
+import re
+import subprocess
 
 from ...compat import UnsupportedTritonFeature
 
@@ -47,8 +51,33 @@ class CacheKnobs(_Knobs):
         return default_cache_dir()
 
 
+class NvidiaTool:
+    """A CUDA tool found on ``PATH`` or in /usr/local/cuda/bin."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    @property
+    def path(self) -> str:
+        from ...backends.cuda.target import find_ptxas
+        found = find_ptxas() if self.name == "ptxas" else None
+        if found is None:
+            raise RuntimeError(f"{self.name} not found (install the CUDA toolkit or put it on PATH)")
+        return found
+
+    @property
+    def version(self) -> str:
+        """``'12.8'`` from ``<tool> --version``."""
+        out = subprocess.run([self.path, "--version"], capture_output=True, text=True).stdout
+        m = re.search(r"release (\d+\.\d+)", out)
+        if m is None:
+            raise RuntimeError(f"cannot read the version of {self.path}: {out!r}")
+        return m.group(1)
+
+
 class NvidiaKnobs(_Knobs):
     _group = "nvidia"
+    ptxas = NvidiaTool("ptxas")             # the ptxas tilejit's PTX checks use
 
     def __init__(self):
         self.libdevice_path = None          # stored, not read (see the module docstring)
