@@ -11,26 +11,13 @@ import math
 from .. import semantic as sem
 from .. import semantic_tile as st
 from ..core import builtin
+from .f64eval import _m, _narrow, _wide
 from . import bessel_coeffs as C
 
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 _TWO_PI = 2.0 / math.pi
 
 
-def _wide(x):
-    from ...ir.types import float64
-    x = sem.to_tensor(x)
-    if not x.dtype.is_floating():
-        raise TypeError(f"expected a floating-point tensor, got {x.dtype}")
-    return x, sem.cast(x, float64)
-
-
-def _narrow(r, like):
-    return r if r.dtype == like.dtype else sem.cast(r, like.dtype)
-
-
-def _m(fn, x):
-    return st.math_unary(x, fn)
 
 
 def _poly(z, coeffs):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from .. import semantic as sem
 from .. import semantic_tile as st
 from ..core import builtin
+from .f64eval import _m, _narrow, _wide
 
 
 def _unary(name, op_name, doc):
@@ -100,20 +101,6 @@ def mulhi(arg0, arg1):
 # compositions evaluated in float64 (then rounded once to the input's type):
 # accurate to about one ulp of fp32/fp16; fp64 inputs get fp64 rounding.
 # ---------------------------------------------------------------------------
-def _wide(x):
-    from ...ir.types import float64
-    x = sem.to_tensor(x)
-    if not x.dtype.is_floating():
-        raise TypeError(f"expected a floating-point tensor, got {x.dtype}")
-    return x, sem.cast(x, float64)
-
-
-def _narrow(r, like):
-    return r if r.dtype == like.dtype else sem.cast(r, like.dtype)
-
-
-def _m(fn, x):
-    return st.math_unary(x, fn)
 
 
 @builtin

@@ -1,0 +1,22 @@
+"""Helpers of the libdevice functions evaluated in float64 on tiles, then rounded once
+to the input's type (libdevice.py's compositions and bessel.py)."""
+from __future__ import annotations
+
+from .. import semantic as sem
+from .. import semantic_tile as st
+
+
+def _wide(x):
+    from ...ir.types import float64
+    x = sem.to_tensor(x)
+    if not x.dtype.is_floating():
+        raise TypeError(f"expected a floating-point tensor, got {x.dtype}")
+    return x, sem.cast(x, float64)
+
+
+def _narrow(r, like):
+    return r if r.dtype == like.dtype else sem.cast(r, like.dtype)
+
+
+def _m(fn, x):
+    return st.math_unary(x, fn)
