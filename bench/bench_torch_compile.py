@@ -12,10 +12,8 @@ machine, versions, load average and date under bench/results/.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -81,19 +79,11 @@ def bench_model(name, options):
 
 
 def machine_info():
-    import llvmlite
-    import llvmlite.binding as llvm
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return {"machine": {"cpu": cpu, "llvm_cpu": llvm.get_host_cpu_name(), "cores": os.cpu_count(),
-                        "platform": platform.platform()},
-            "versions": {"python": platform.python_version(), "torch": torch.__version__,
-                         "llvmlite": llvmlite.__version__, "tilejit": tilejit.__version__},
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    """bench_cpu's machine and versions record, with torch's version."""
+    from bench_cpu import machine_info as cpu_machine_info
+    info = cpu_machine_info()
+    info["versions"]["torch"] = torch.__version__
+    return info
 
 
 def main(argv=None):
