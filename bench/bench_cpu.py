@@ -183,6 +183,17 @@ def machine_info():
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
 
+def save_result(doc: dict, out_dir: str, stem: str) -> str:
+    """Write ``doc`` atomically to ``out_dir/<stem>-<date>.json``; returns the path."""
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, f"{stem}-{doc['date'][:10]}.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(path + ".tmp", path)
+    print("saved", path)
+    return path
+
+
 CASES = [bench_add, bench_softmax, bench_matmul, bench_scatter, bench_compile, bench_launch]
 
 
@@ -204,12 +215,7 @@ def main(argv=None):
                   flush=True)
     doc = {**machine_info(), "threads": args.threads, "openblas_thread_timeout": os.environ.get("OPENBLAS_THREAD_TIMEOUT"), "command": "python bench/bench_cpu.py " + " ".join(argv or sys.argv[1:]),
            "results": results}
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, f"cpu-{doc['date'][:10]}.json")
-    with open(path + ".tmp", "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(path + ".tmp", path)
-    print("saved", path)
+    save_result(doc, args.out, "cpu")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ machine, versions, load average and date under bench/results/.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -33,6 +32,7 @@ import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "torch_compile"))
 from models import MLP, Attention  # noqa: E402
+from bench_cpu import machine_info as cpu_machine_info, save_result  # noqa: E402
 
 
 def _r(*shape):
@@ -80,7 +80,6 @@ def bench_model(name, options):
 
 def machine_info():
     """bench_cpu's machine and versions record, with torch's version."""
-    from bench_cpu import machine_info as cpu_machine_info
     info = cpu_machine_info()
     info["versions"]["torch"] = torch.__version__
     return info
@@ -117,12 +116,7 @@ def main(argv=None):
            "geomean_tilejit_vs_cpp": statistics.geometric_mean(ratios) if ratios else None,
            "results": results}
     print(f"geomean steady-state speed vs the C++ backend: {doc['geomean_tilejit_vs_cpp']:.2f}x")
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, f"torch-compile-cpu-{doc['date'][:10]}.json")
-    with open(path + ".tmp", "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(path + ".tmp", path)
-    print("saved", path)
+    save_result(doc, args.out, "torch-compile-cpu")
 
 
 if __name__ == "__main__":

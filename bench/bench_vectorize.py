@@ -12,7 +12,6 @@ Writes bench/results/vectorize-<date>.json (machine, versions, date).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -23,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from tilejit.runtime.options import use_options  # noqa: E402
 import kernels_cpu as K  # noqa: E402
-from bench_cpu import machine_info, timeit_side_by_side  # noqa: E402
+from bench_cpu import machine_info, save_result, timeit_side_by_side  # noqa: E402
 
 
 def _on_off(launch, reps):
@@ -89,12 +88,7 @@ def main(argv=None):
     doc = {**machine_info(), "threads": args.threads,
            "command": "python bench/bench_vectorize.py " + " ".join(argv or sys.argv[1:]),
            "results": results}
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, f"vectorize-{doc['date'][:10]}.json")
-    with open(path + ".tmp", "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(path + ".tmp", path)
-    print("saved", path)
+    save_result(doc, args.out, "vectorize")
 
 
 if __name__ == "__main__":
