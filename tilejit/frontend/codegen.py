@@ -115,6 +115,11 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
             raise self.error(fndef, UnsupportedLanguageConstruct(
                 "kernels and @jit helpers take plain positional parameters only "
                 "(no *args, **kwargs, keyword-only or positional-only parameters)"))
+        for p in getattr(self.jitfn, "params", ()) if self.is_kernel else ():
+            if p.is_constexpr and p.do_not_specialize:
+                raise self.error(fndef, KernelError(
+                    f"{p.name} marked as constexpr and listed in do_not_specialize: a constexpr "
+                    "is always specialized; drop one of the two"))
         self.visit_body(fndef.body)
         return self.ret_value
 
@@ -478,6 +483,7 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
             raise TypeError(f"{_describe(fn)} is not callable")
         if _has_tensor(args) or _has_tensor(kwargs.values()):
             if not (isinstance(fn, type) and fn.__module__.startswith("tilejit.language")
+                    or _is_namedtuple_class(fn)          # Point(x=..., y=...) holds the values
                     or any(fn is f for f in (isinstance, issubclass, hasattr, getattr, type))):  # introspection
                 name = getattr(fn, "__name__", repr(fn))
                 raise TypeError(f"cannot call Python function '{name}' with tensor arguments inside a kernel; "
@@ -573,6 +579,10 @@ def _compare(op, left, right):
             and isinstance(right, (tuple, list)) and not _has_tensor([left, right]):
         left, right = _as_tuple(left), _as_tuple(right)
     return _CMPOPS[type(op)](left, right)
+
+
+def _is_namedtuple_class(fn) -> bool:
+    return isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields")
 
 
 def _describe(v) -> str:
