@@ -335,6 +335,9 @@ def reduce(input, axis, kind, keep_dims=False):
         raise ValueError("xor_sum only supported for integers")
     if input.dtype.is_ptr():
         raise TypeError("cannot reduce a tile of pointers")
+    if kind == "sum" and input.dtype.is_fp8():
+        raise TypeError(f"arithmetic on fp8 is not supported ({input.dtype}): upcast first "
+                        "(x.to(tl.float32))")
     rank = len(input.shape)
     if axis is None:
         if rank == 0:
