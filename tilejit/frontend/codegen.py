@@ -27,7 +27,8 @@ from ..runtime.jit import JITFunction
 from .astutil import is_internal_file, parse_function
 from .control import ControlFlowMixin
 from .elementwise import ElementwiseMixin
-from .errors import CompilationError, KernelError, UnsupportedLanguageConstruct, make_error
+from .errors import (CompilationError, KernelError, UnsupportedLanguageConstruct, called_from,
+                     make_error)
 from .pybuiltins import PY_BUILTINS
 
 MAX_INLINE_DEPTH = 48
@@ -141,6 +142,10 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
             if e.internal and not self.internal and located:
                 cause = e.error if e.error is not None else UnsupportedLanguageConstruct(e.cause_message)
                 raise self.error(node, cause) from None
+            if getattr(e, "callee", None) is not None and located and not self.internal:
+                loc = self.loc(node)                  # the call site, the callee's error its cause
+                raise called_from(e, kernel=self.name, file=loc.file, line=loc.line, col=loc.col,
+                                  rel=(node.lineno - self.def_line + 1, node.col_offset)) from None
             raise
         except Exception as e:  # noqa: BLE001  -- the one place that converts errors
             if not located:
@@ -562,7 +567,12 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
             bound[p.name] = norm(bound[p.name])
         callee = CodeGenerator(fn, self.builder, bound, depth=self.depth + 1,
                                elementwise=self.elementwise or elementwise)
-        return callee.generate()
+        try:
+            return callee.generate()
+        except CompilationError as e:
+            if not (e.internal or callee.internal):
+                e.callee = fn.__name__            # the caller's visit adds the call site
+            raise
 
 
 def _as_tuple(v):
