@@ -238,7 +238,7 @@ def classify(excinfo) -> str:
         return "fail"
     if excinfo.errisinstance(_Timeout):
         return "timeout"
-    if any(m in str(excinfo.value) for m in NO_CUDA_TORCH):
+    if any(m in str(excinfo.value) for m in NO_CUDA_TORCH) or _in_cpu_torch_cuda(excinfo):
         return "skip"
     if not excinfo.errisinstance(AssertionError):
         return "fail"
@@ -252,6 +252,16 @@ def classify(excinfo) -> str:
     if any(m in line for m in _MESSAGE_CHECK) or line.strip().startswith("assert False"):
         return "fail"
     return "wrong_result"
+
+
+def _in_cpu_torch_cuda(excinfo) -> bool:
+    """Raised inside ``torch.cuda`` on a torch built without CUDA (``with
+    torch.cuda.device(x.device.index)`` on a cpu tensor): the test needs a CUDA torch."""
+    frames = traceback.extract_tb(excinfo.tb)
+    if not frames or "/torch/cuda/" not in frames[-1].filename:
+        return False
+    import torch
+    return not torch.backends.cuda.is_built()
 
 
 def _asserts_code_text(excinfo, line: str) -> bool:
@@ -299,7 +309,7 @@ def pytest_runtest_makereport(item, call):
     elif rep.failed and call.when == "call":
         kind = classify(call.excinfo)
         if kind == "skip":
-            log.write(tid, "skip", reason="needs torch with CUDA: " + str(call.excinfo.value))
+            log.write(tid, "skip", reason="needs torch with CUDA: " + str(call.excinfo.value)[:200])
         else:
             log.write(tid, kind, **_describe(rep.longrepr, call.excinfo))
     elif rep.failed:
