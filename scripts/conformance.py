@@ -50,6 +50,8 @@ def _parse(argv):
     ap.add_argument("--rescore", default=None, help="recompute an earlier result JSON's counts "
                     "(not_applicable.txt applied again) instead of running")
     ap.add_argument("--exclude", nargs="*", default=[], help="test ids not to run (known hangs)")
+    ap.add_argument("--deadline", type=float, default=None, help="stop after S seconds in all "
+                    "and report what ran (the tests not reached are counted as not_run)")
     ap.add_argument("--quiet", action="store_true")
     return ap.parse_args(argv)
 
@@ -92,15 +94,18 @@ def _read_log(log: Path) -> tuple[dict, str | None]:
     return final, started
 
 
-def _run_shard(args, shard, tmp: Path, env):
+def _run_shard(args, shard, tmp: Path, env, stop, procs):
     log, done = tmp / f"shard{shard}.jsonl", tmp / f"shard{shard}.done"
-    while True:
+    while not stop.is_set():
         final, _ = _read_log(log)
         done.write_text("\n".join(list(final) + list(args.exclude)))
-        proc = subprocess.Popen(_pytest_cmd(args, shard, log, done), cwd=ROOT, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = procs[shard] = subprocess.Popen(
+            _pytest_cmd(args, shard, log, done), cwd=ROOT, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         out, _ = proc.communicate()
         final, hung = _read_log(log)
+        if stop.is_set():                 # stopped at --deadline: the running test is not_run
+            return
         if hung is None:
             if proc.returncode not in (0, 1, 5) and not args.quiet:
                 print(out[-3000:], file=sys.stderr)
@@ -139,15 +144,27 @@ def run(args) -> dict:
     start = time.time()
     with tempfile.TemporaryDirectory(prefix="tj-conformance-") as tmp:
         import threading
-        threads = [threading.Thread(target=_run_shard, args=(args, i, Path(tmp), env))
+        stop, procs = threading.Event(), {}
+        threads = [threading.Thread(target=_run_shard, args=(args, i, Path(tmp), env, stop, procs))
                    for i in range(args.jobs)]
         for t in threads:
             t.start()
         for t in threads:
-            t.join()
+            t.join(None if not args.deadline else max(0.0, start + args.deadline - time.time()))
+        if any(t.is_alive() for t in threads):       # --deadline reached
+            stop.set()
+            for p in list(procs.values()):
+                p.kill()
+            for t in threads:
+                t.join()
         outcomes = {}
         for i in range(args.jobs):
             outcomes.update(_read_log(Path(tmp) / f"shard{i}.jsonl")[0])
+            selected = Path(tmp) / f"shard{i}.jsonl.selected"
+            for tid in (selected.read_text().split("\n") if selected.exists() else []):
+                if tid and tid not in outcomes:
+                    outcomes[tid] = {"id": tid, "outcome": "not_run",
+                                     "reason": f"not reached before --deadline {args.deadline} s"}
     return summarize(args, outcomes, time.time() - start)
 
 
@@ -216,7 +233,9 @@ def summary_markdown(result: dict) -> str:
              f"{c.get('pass', 0)} of {result['applicable']} applicable tests pass "
              f"({100 * (result['pass_rate'] or 0):.1f}%); wrong results: "
              f"{c.get('wrong_result', 0)}; asserts on code text: {c.get('code_text', 0)}; "
-             f"counts: {c}.", "",
+             f"counts: {c}."
+             + (" **Partial**: stopped at --deadline; `not_run` tests were not reached."
+                if result.get("partial") else ""), "",
              "## Failures by cause", "", "| cause | tests | examples |", "| --- | --- | --- |"]
     for label, n, ids in categorize(result["outcomes"]):
         lines.append(f"| {label.replace('|', '/')} | {n} | {'<br>'.join(ids).replace('|', '/')} |")
@@ -239,6 +258,7 @@ def summarize(args, outcomes: dict, seconds: float) -> dict:
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "commit": _git_commit(), "seconds": round(seconds, 1),
         "counts": dict(sorted(counts.items())), "applicable": applicable,
+        "partial": bool(counts.get("not_run")),
         "pass_rate": round(counts["pass"] / applicable, 4) if applicable else None,
         "causes": [{"count": n, "cause": c} for c, n in causes.most_common()],
         "outcomes": dict(sorted(outcomes.items())),
@@ -313,6 +333,7 @@ def main(argv=None) -> int:
     print(f"{args.backend}: {c.get('pass', 0)} of {result['applicable']} applicable pass "
           f"({100 * (result['pass_rate'] or 0):.1f}%), wrong results {c.get('wrong_result', 0)}, "
           f"code text {c.get('code_text', 0)}, "
+          f"{'PARTIAL (--deadline), ' if result.get('partial') else ''}"
           f"counts {c}, {result['seconds']} s -> {out}")
     if args.summary_md:
         Path(args.summary_md).write_text(summary_markdown(result))

@@ -156,6 +156,10 @@ def pytest_collection_modifyitems(session, config, items):
             keep.append(it)
     items[:] = keep
     config.hook.pytest_deselected(items=dropped)
+    log_path = config.getoption("--conformance-log")
+    selected = Path(f"{log_path}.selected") if log_path else None
+    if selected is not None and not selected.exists():    # the shard's tests, for --deadline
+        selected.write_text("\n".join(test_id(it) for it in keep))
 
 
 @pytest.hookimpl(hookwrapper=True)
