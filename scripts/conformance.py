@@ -49,6 +49,8 @@ def _parse(argv):
     ap.add_argument("--summary-md", default=None, help="also write failures by cause (markdown)")
     ap.add_argument("--rescore", default=None, help="recompute an earlier result JSON's counts "
                     "(not_applicable.txt applied again) instead of running")
+    ap.add_argument("--merge", nargs="+", default=None, help="combine the outcomes of earlier "
+                    "result JSONs (runs of parts of one selection: --files, -k) into one result")
     ap.add_argument("--exclude", nargs="*", default=[], help="test ids not to run (known hangs)")
     ap.add_argument("--deadline", type=float, default=None, help="stop after S seconds in all "
                     "and report what ran (the tests not reached are counted as not_run)")
@@ -309,7 +311,14 @@ def expected_from(result: dict, sample: int) -> dict:
 def main(argv=None) -> int:
     args = _parse(argv)
     args.device = args.device or ("cuda" if args.backend == "cuda" else "cpu")
-    if args.rescore:
+    if args.merge:
+        parts = [json.loads(Path(p).read_text()) for p in args.merge]
+        for k in ("backend", "device", "sample"):
+            setattr(args, k, parts[0][k])
+        outcomes = {tid: rec for part in parts for tid, rec in part["outcomes"].items()}
+        result = summarize(args, outcomes, sum(p["seconds"] for p in parts))
+        result["command"] = " + ".join(p["command"] for p in parts)
+    elif args.rescore:
         old = json.loads(Path(args.rescore).read_text())
         table = harness.read_not_applicable(ROOT / "tests" / "conformance" / "not_applicable.txt")
         for tid, rec in old["outcomes"].items():
