@@ -228,7 +228,8 @@ WRONG_RESULT_MODULES = ("numpy/testing", "torch/testing", "/_pytest/python_api")
 # an assert whose line mentions these checks an error message or compiler output, not a
 # computed value: a failure, not a wrong result
 _MESSAGE_CHECK = ("str(", "err", "msg", "message", "match", "inner", "outer", ".asm",
-                  "warning", ".name", "repr(", "__cause__", "captured", "stdout", "stderr")
+                  "warning", ".name", "repr(", "__cause__", "captured", "stdout", "stderr",
+                  "returncode")
 
 
 def classify(excinfo) -> str:
