@@ -156,10 +156,7 @@ def pytest_collection_modifyitems(session, config, items):
             keep.append(it)
     items[:] = keep
     config.hook.pytest_deselected(items=dropped)
-    log_path = config.getoption("--conformance-log")
-    selected = Path(f"{log_path}.selected") if log_path else None
-    if selected is not None and not selected.exists():    # the shard's tests, for --deadline
-        selected.write_text("\n".join(test_id(it) for it in keep))
+
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -180,6 +177,10 @@ def pytest_collection_finish(session):
     log = getattr(session.config, "_tj_log", None)
     if log is None:
         return
+    log_path = session.config.getoption("--conformance-log")
+    selected = Path(f"{log_path}.selected") if log_path else None
+    if selected is not None and not selected.exists():    # the shard's tests (after -k), for --deadline
+        selected.write_text("\n".join(test_id(it) for it in session.items))
     for path, rep in _LOG_FOR_COLLECT:
         tid = path.name if path is not None else rep.nodeid
         text = str(rep.longrepr)
