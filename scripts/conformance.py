@@ -127,9 +127,10 @@ def _run_shard(args, shard, tmp: Path, env, stop, procs):
 def _asserts_code_text(rec) -> bool:
     """An earlier run's assertion failure whose subject is compiled code's text (its
     message quotes the code, or the upstream line asserts on ``.asm[...]``)."""
-    if rec["outcome"] not in ("wrong_result", "fail") or rec.get("exc_type") != "AssertionError":
+    if rec["outcome"] not in ("wrong_result", "fail") or \
+            rec.get("exc_type") not in ("AssertionError", "KeyError"):
         return False
-    if harness.is_code_text(rec.get("message", "")):
+    if rec["exc_type"] == "AssertionError" and harness.is_code_text(rec.get("message", "")):
         return True
     fname, _, lineno = rec.get("where", "").rpartition(":")
     try:
@@ -183,7 +184,7 @@ def _cause(rec) -> str:
 
 # failure categories for the summary: (label, regex over "exc_type: message"), first match
 CATEGORIES = [
-    ("assertion on the compiled code's text (PTX / asm), values right", r"^code_text"),
+    ("assertion on (or lookup of) the compiled code's text: PTX / TTGIR", r"^code_text"),
     ("triton.reinterpret / TensorWrapper / str_to_ty", r"reinterpret|TensorWrapper|str_to_ty"),
     ("JITFunction._unsafe_update_src (patched template kernels)", r"_unsafe_update_src"),
     ("triton.TritonError hierarchy / must_use_result", r"TritonError|must_use_result"),
@@ -242,7 +243,7 @@ def summary_markdown(result: dict) -> str:
     for label, n, ids in categorize(result["outcomes"]):
         lines.append(f"| {label.replace('|', '/')} | {n} | {'<br>'.join(ids).replace('|', '/')} |")
     for kind, title in (("wrong_result", "Wrong results"),
-                        ("code_text", "Assertions on the compiled code's text (values right)")):
+                        ("code_text", "Assertions on (or lookups of) the compiled code's text")):
         lines += ["", f"## {title}", ""]
         lines += [f"- `{t}`: {r.get('message', '')[:200]}" for t, r in result["outcomes"].items()
                   if r["outcome"] == kind]
