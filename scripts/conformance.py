@@ -51,6 +51,8 @@ def _parse(argv):
                     "(not_applicable.txt applied again) instead of running")
     ap.add_argument("--merge", nargs="+", default=None, help="combine the outcomes of earlier "
                     "result JSONs (runs of parts of one selection: --files, -k) into one result")
+    ap.add_argument("--only", default=None, help="a file of test ids (one a line): run only "
+                    "those of the selection (e.g. an earlier run's timeouts, with a longer --timeout)")
     ap.add_argument("--exclude", nargs="*", default=[], help="test ids not to run (known hangs)")
     ap.add_argument("--deadline", type=float, default=None, help="stop after S seconds in all "
                     "and report what ran (the tests not reached are counted as not_run)")
@@ -76,6 +78,8 @@ def _pytest_cmd(args, shard, log, done):
            "--conformance-timeout", str(args.timeout)]
     if args.keyword:
         cmd += ["-k", args.keyword]
+    if args.only:
+        cmd += ["--conformance-only-ids", str(Path(args.only).resolve())]
     return cmd + _files(args)
 
 

@@ -42,6 +42,7 @@ def pytest_addoption(parser):
     g.addoption("--conformance-shard", default="0/1", help="i/n: this process's share")
     g.addoption("--conformance-log", default="", help="append per-test JSON lines here")
     g.addoption("--conformance-skip-ids", default="", help="file of test ids already run")
+    g.addoption("--conformance-only-ids", default="", help="file of the only test ids to run")
     g.addoption("--conformance-timeout", type=float, default=120.0,
                 help="seconds per test (then a soft interrupt; +15 s: the process exits)")
 
@@ -144,6 +145,10 @@ def pytest_collection_modifyitems(session, config, items):
     skip_file = config.getoption("--conformance-skip-ids")
     if skip_file and Path(skip_file).exists():
         done = set(Path(skip_file).read_text().split("\n"))
+    only_file = config.getoption("--conformance-only-ids")
+    if only_file:
+        only = set(Path(only_file).read_text().split("\n"))
+        items[:] = [it for it in items if test_id(it) in only]
     keep, dropped = [], []
     for it in items:
         tid = test_id(it)
