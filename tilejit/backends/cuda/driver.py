@@ -321,13 +321,23 @@ def _launch(cu, entry, grid, block, shared, stream, params) -> int:
 _SCALARS = (int, float, bool, type(None))
 
 
+def _leaves(objs):
+    """The launch's argument objects with tuple arguments (plain, nested, namedtuples)
+    replaced by their elements: arrays inside a tuple are staged like any other."""
+    for obj in objs:
+        if isinstance(obj, tuple):
+            yield from _leaves(obj)
+        else:
+            yield obj
+
+
 def _placement(args, device):
     """(device ordinal, stream, host ranges) for a launch's arrays; host ranges are the
     (address, nbytes) of host arrays (numpy, torch CPU tensors) that must be staged."""
     torch = sys.modules.get("torch")
     tensor = torch.Tensor if torch is not None else ()
     ordinal, stream, host, first = device, 0, [], None
-    for obj in args.keepalive:
+    for obj in _leaves(args.keepalive):
         tp = type(obj)
         if tp in _SCALARS:
             continue
