@@ -90,3 +90,37 @@ def test_placement_finds_host_arrays_inside_tuples():
     a, b = np.zeros(4, np.float32), np.zeros(8, np.int64)
     _, _, host = driver._placement(LaunchArgs([], [], [(a, (1, b)), 2.0, None]), 0)
     assert (a.ctypes.data, a.nbytes) in host and (b.ctypes.data, b.nbytes) in host
+
+
+class _SyncCu:
+    def __init__(self, err):
+        self.err, self.calls = err, []
+
+    def cuCtxPushCurrent(self, ctx):
+        self.calls.append(("push", ctx))
+        return (0,)
+
+    def cuCtxSynchronize(self):
+        self.calls.append("sync")
+        return (self.err,)
+
+    def cuCtxPopCurrent(self):
+        self.calls.append("pop")
+        return 0, None
+
+    def cuGetErrorName(self, err):
+        return 0, b"CUDA_ERROR_ILLEGAL_ADDRESS"
+
+
+def test_context_error_names_a_poisoned_context_and_initialises_nothing(monkeypatch):
+    """What the test suite's guard (tests/conftest.py) asks after every test."""
+    monkeypatch.setattr(driver, "_devices", {})
+    monkeypatch.setattr(driver, "_cu", lambda: 1 / 0)       # never reached: nothing in use
+    assert driver.context_error() is None
+    dev = type("D", (), {"ordinal": 1, "ctx": "ctx1"})()
+    monkeypatch.setattr(driver, "_devices", {1: dev})
+    for err, want in ((0, None), (700, "CUDA driver error 700 (CUDA_ERROR_ILLEGAL_ADDRESS) on device 1")):
+        cu = _SyncCu(err)
+        monkeypatch.setattr(driver, "_cu", lambda: cu)
+        assert driver.context_error() == want
+        assert cu.calls == [("push", "ctx1"), "sync", "pop"]

@@ -116,6 +116,25 @@ def get_device(ordinal: int) -> Device:
     return d
 
 
+def context_error() -> str | None:
+    """The error a synchronise of each device context this process used reports (a
+    faulted kernel leaves it there for every later call: CUDA_ERROR_ILLEGAL_ADDRESS...),
+    or None; initialises nothing."""
+    if not _devices:
+        return None
+    cu = _cu()
+    for dev in list(_devices.values()):
+        err, = cu.cuCtxPushCurrent(dev.ctx)
+        if int(err) == 0:
+            err, = cu.cuCtxSynchronize()
+            cu.cuCtxPopCurrent()
+        if int(err) != 0:
+            _, name = cu.cuGetErrorName(err)
+            return (f"CUDA driver error {int(err)} ({name.decode() if name else '?'}) "
+                    f"on device {dev.ordinal}")
+    return None
+
+
 def current_device_arch() -> int | None:
     if not cuda_available():
         return None
