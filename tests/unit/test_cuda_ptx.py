@@ -280,7 +280,7 @@ KERNELS = {
     "matmul_fp16_mma": lambda: _warps(matmul_kernel(128, 128, 32), 8),
     **{f"math_{f}": (lambda f=f: math_kernel(f)) for f in MATH_FNS},
     "math_exp_fp16": lambda: math_kernel("exp", "fp16"), "math_sqrt_fp64": lambda: math_kernel("sqrt", "fp64"),
-    **{f"math_{f}_fp64": (lambda f=f: math_kernel(f, "fp64")) for f in ("sin", "cos", "exp", "log")},
+    **{f"math_{f}_fp64": (lambda f=f: math_kernel(f, "fp64")) for f in ("sin", "cos", "exp", "log", "tanh")},
     **{f"i32_{c.__name__}": (lambda c=c: binop_kernel(c, "i32")) for c in INT_BINOPS},
     "u8_shr": lambda: binop_kernel(ops.ShrOp, "u8"), "fp32_rem": lambda: binop_kernel(ops.RemOp, "fp32"),
     "fp16_max": lambda: binop_kernel(ops.MaxOp, "fp16"), "i64_div": lambda: binop_kernel(ops.IDivOp, "i64"),
@@ -507,9 +507,9 @@ def test_compile_api_copy_vectorises_only_when_specialised():
 
 
 def test_fp64_transcendentals_use_no_fp32_approximation():
-    """fp64 sin/cos/exp/log are computed in fp64 (backends/llvm/f64math.py), not through
-    the fp32 ``.approx`` units; libdevice's float64 compositions rely on it."""
-    for fn in ("sin", "cos", "exp", "log"):
+    """fp64 sin/cos/exp/log/tanh are computed in fp64 (backends/llvm/f64math.py), not
+    through the fp32 ``.approx`` units; libdevice's float64 compositions rely on it."""
+    for fn in ("sin", "cos", "exp", "log", "tanh"):
         ptx = compile_cuda(KERNELS[f"math_{fn}_fp64"]()).asm["ptx"]
         assert ".approx" not in ptx and "cvt.rn.f32.f64" not in ptx, fn
 

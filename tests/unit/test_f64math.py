@@ -1,4 +1,4 @@
-"""The fp64 exp/exp2/log/log2/sin/cos the CUDA backend emits (no libdevice), JIT-compiled on the
+"""The fp64 exp/exp2/log/log2/sin/cos/tanh the CUDA backend emits (no libdevice), JIT-compiled on the
 CPU and compared with numpy over normal, subnormal, huge and special arguments."""
 import ctypes
 import math
@@ -61,3 +61,15 @@ def test_f64_trig_matches_numpy_within_two_ulp(name, ref):
     assert math.copysign(1, f(-0.0)) == (-1 if name == "sin" else 1)
     # infinities and NaN give NaN; past the reduction's range NaN, never an inaccurate value
     assert all(math.isnan(f(v)) for v in (math.inf, -math.inf, math.nan, 2.0 ** 52, -1e300))
+
+
+def test_f64_tanh_matches_numpy_within_three_ulp():
+    engine, f = _compile("tanh")
+    rng = np.random.default_rng(2)
+    x = np.concatenate([rng.uniform(-1e-9, 1e-9, 500), rng.uniform(-0.6, 0.6, 2000),
+                        rng.uniform(-30, 30, 2000), [5e-324, 1e-300, 22.0, -21.99]])
+    got, want = np.array([f(float(v)) for v in x]), np.tanh(x)
+    ulp = np.abs(got - want) / np.spacing(np.abs(want))
+    assert ulp.max() <= 3, (x[np.argmax(ulp)], ulp.max())
+    assert [f(v) for v in (math.inf, -math.inf, 710.0, -800.0)] == [1.0, -1.0, 1.0, -1.0]
+    assert math.copysign(1, f(-0.0)) == -1 and math.isnan(f(math.nan))

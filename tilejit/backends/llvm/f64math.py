@@ -185,5 +185,20 @@ def cos_f64(b, x):
     return _trig(b, x, 1)
 
 
+def tanh_f64(b, x):
+    """Hyperbolic tangent of an fp64 LLVM value: ``t / (t + 2)`` with ``t = expm1(2|x|)``,
+    ``expm1`` as ``(u - 1) * y / log(u)``, ``u = e**y`` (exact enough for small ``y``:
+    the rounding of ``u`` cancels), the sign of ``x`` restored; 1 past ``|x| = 22``."""
+    a = _intr(b, "llvm.fabs", x)
+    y = b.fmul(a, _c(2.0))
+    u = exp_f64(b, y)
+    lu = log_f64(b, u)
+    exact = b.fcmp_ordered("==", lu, _c(0.0))
+    em1 = b.select(exact, y, b.fmul(b.fsub(u, _c(1.0)), b.fdiv(y, b.select(exact, _c(1.0), lu))))
+    t = b.fdiv(em1, b.fadd(em1, _c(2.0)))
+    t = b.select(b.fcmp_ordered(">", a, _c(22.0)), _c(1.0), t)
+    return _intr(b, "llvm.copysign", t, x)
+
+
 FUNCTIONS = {"exp": exp_f64, "exp2": exp2_f64, "log": log_f64, "log2": log2_f64,
-             "sin": sin_f64, "cos": cos_f64}
+             "sin": sin_f64, "cos": cos_f64, "tanh": tanh_f64}
