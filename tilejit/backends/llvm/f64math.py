@@ -1,4 +1,5 @@
-"""Accurate fp64 ``exp``/``exp2``/``log``/``log2``/``sin``/``cos`` in plain LLVM IR (no libm calls).
+"""Accurate fp64 ``exp``/``exp2``/``log``/``log2``/``sin``/``cos``/``tanh`` in plain LLVM IR
+(no libm calls).
 
 For targets without an fp64 math library (NVPTX: no libdevice is linked).  Both
 use the classic reductions, with polynomials long enough for about 1 ulp of fp64:
@@ -15,9 +16,10 @@ use the classic reductions, with polynomials long enough for about 1 ulp of fp64
   ``q mod 4`` picking sign and kernel: 1-2 ulp for ``|x| < 2**52``.  Beyond, three
   parts of ``pi/2`` are too few and there is no Payne-Hanek reduction: NaN, never
   an inaccurate value (docs/differences.md).
+* ``tanh``: ``t / (t + 2)``, ``t = expm1(2|x|)`` from ``exp`` and ``log`` (3 ulp).
 
 Only the builder and the target-independent intrinsics ``llvm.fma`` / ``llvm.rint`` /
-``llvm.floor`` are needed, so the same code runs on the CPU in a unit test.
+``llvm.floor`` / ``llvm.fabs`` / ``llvm.copysign`` are needed, so the same code runs on the CPU in a unit test.
 """
 from __future__ import annotations
 
