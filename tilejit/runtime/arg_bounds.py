@@ -175,8 +175,8 @@ def _pointee_bytes(ptr_type) -> int:
 
 
 def _ranges(acc, grid, box, values, pins):
-    """Ranges of the slice's integer values for programs in ``box`` (None when the
-    pinned ranges leave no lane active)."""
+    """Ranges of the integer values of ``acc.order`` for programs in ``box`` (None
+    when the pinned ranges leave no lane active)."""
     from ..analysis.lattice import is_int_type, wrap_range
     from ..analysis.ranges import RANGE_RULES
     ctx = _Ranges(grid)
@@ -516,3 +516,47 @@ def _error(kernel_name, w: Violation, param, arr, s, grid, given):
            "offsets or the mask of this access, or pass a larger array")
     return OutOfBoundsError(msg, kernel=kernel_name, loc=acc.op.loc, program_id=w.program,
                             lane=w.lane, address=w.address)
+
+
+# ------------------------------------------------------------------ int32 offsets
+class _Order(NamedTuple):
+    order: tuple
+
+
+def offsets_in_range(kernel, ops_, grid, names, vals) -> bool:
+    """Whether the exact results of the int32 offset ops ``ops_`` (launch_checks.
+    offset_ops) stay within int32 in a launch over ``grid`` with the values ``vals``:
+    their operands computed from program ids, aranges, constants and integer arguments
+    only, bounded with the grid and the arguments known (cached per launch key)."""
+    from ..analysis.ranges import add_range, mul_range, sub_range
+    func = kernel.func
+    args = {id(a.value): a for a in func.arguments}
+    index = {n: i for i, n in enumerate(names)}
+    got = getattr(kernel, "_tj_offset_slices", None)
+    if got is None:
+        position = {id(op): i for i, op in enumerate(func.walk())}
+        got = []
+        for op in ops_:
+            sl, opaque = _slice([op.lhs, op.rhs], args, None)
+            order = tuple(sorted(sl.values(), key=lambda o: position[id(o)]))
+            used = {id(v) for o in order for v in o.operands} | {id(op.lhs), id(op.rhs)}
+            scalars = tuple(a for vid, a in args.items() if vid in used)
+            got.append(None if opaque or any(a.name not in index for a in scalars)
+                       else (op, _Order(order), scalars))
+        kernel._tj_offset_slices = got
+    if any(x is None for x in got):
+        return False
+    exact = {ops.AddOp: add_range, ops.SubOp: sub_range, ops.MulOp: mul_range}
+    box = tuple((0, g - 1) for g in grid)
+    for op, order, scalars in got:
+        values = [(a.value, vals[index[a.name]]) for a in scalars]
+        r = _ranges(order, grid, box, values, {})
+        ctx = _Ranges(grid)
+        ctx.r = r
+        a, b = ctx.range(op.lhs), ctx.range(op.rhs)
+        if a is None or b is None:
+            return False
+        lo, hi = exact[type(op)](a, b)
+        if lo < -2 ** 31 or hi > 2 ** 31 - 1:
+            return False
+    return True

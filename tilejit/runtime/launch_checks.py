@@ -15,7 +15,9 @@ per compiled kernel (and cached on it) from its tile IR:
   would not; for a launch with a larger array the launcher runs the sanitize-mode
   variant instead, which stops with ``OffsetOverflowError`` naming the expression
   when an offset wraps (see :func:`huge_arrays`; a kernel that casts pointers
-  counts bytes, :func:`casts_pointers`).
+  counts bytes, :func:`casts_pointers`) -- unless :func:`offsets_fit` proves them in
+  range for that launch's grid and integer arguments (host arrays and CUDA tensors
+  alike).
 * :func:`has_bounds`, :func:`bounds_fit`, :func:`check_bounds`: the accesses whose
   offsets and masks are computed from program ids, aranges, constants and integer
   arguments (``arg_bounds.py``) are bounded per grid and argument values; arrays that
@@ -153,6 +155,13 @@ def _unproven_offsets(func) -> list:
         if r is None or r[0] < -2 ** 31 or r[1] > 2 ** 31 - 1:
             out.append(op)
     return out
+
+
+def offsets_fit(kernel, grid, names, vals) -> bool:
+    """Whether :func:`offset_ops` stay within int32 for this launch's grid and
+    integer arguments (arg_bounds.offsets_in_range); a launch with a huge array then
+    runs the plain kernel."""
+    return all(grid) and _bounds.offsets_in_range(kernel, offset_ops(kernel), grid, names, vals)
 
 
 def casts_pointers(kernel) -> bool:

@@ -372,7 +372,8 @@ class Launcher:
             return kernel
         huge = (_checks.huge_arrays(buffers, True)
                 and _checks.huge_arrays(buffers, _checks.casts_pointers(kernel))
-                and _checks.offset_ops(kernel))
+                and _checks.offset_ops(kernel)
+                and not _checks.offsets_fit(kernel, grid, self.names, vals))
         if not huge and not (_checks.has_bounds(kernel) and all(grid) and
                              _checks.check_bounds(kernel, self.name, grid, self.names, vals,
                                                   buffers)):
