@@ -31,6 +31,8 @@ per compiled kernel (and cached on it) from its tile IR:
 """
 from __future__ import annotations
 
+from operator import itemgetter
+
 import numpy as np
 
 from ..ir import ops
@@ -214,13 +216,14 @@ def express_bounds(kernel, names, run, general):
     launch that may not fit takes the general path."""
     p = _bounds.plan(kernel, names)
     idx = tuple(i for _v, i in p.scalars)
+    scalars = itemgetter(*idx) if idx else (lambda vals: None)
     per_key: dict = {}
     ndarray = np.ndarray
     fits = _bounds.fits
     per_param = _bounds.per_param
 
     def checked(values, vals, gx, gy, gz):
-        key = (gx, gy, gz, *[vals[i] for i in idx]) if idx else (gx, gy, gz)
+        key = (gx, gy, gz, scalars(vals))
         need = per_key.get(key)
         if need is None:
             if len(per_key) >= 256:
