@@ -34,6 +34,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..analysis.lattice import is_int_type, type_range, unknown_axis
+from ..analysis.ranges import RANGE_RULES, add_range, mul_range, sub_range
 from ..ir import ops
 
 _MEMORY = (ops.LoadOp, ops.StoreOp, ops.AtomicRMWOp, ops.AtomicCASOp)
@@ -54,7 +56,7 @@ class Access(NamedTuple):
     ptr: object           # its address tile
     mask: object          # its mask, or None
     order: tuple          # the ops of the slice, in program order
-    leaves: frozenset     # ids of values whose ranges are unknown (read from memory, ...)
+    steps: object         # the slice prepared for bounding (:class:`Steps`)
     scalars: tuple        # integer arguments the slice reads (IR argument names)
     rank: int             # rank of the address tile
     unmasked_grid: bool   # no mask, no argument: what sanitize-mode versioning covered
@@ -98,7 +100,8 @@ def _collect(func) -> list:
                                 and id(v) in args and v is not base}))
         exact = (not stops and op.parent is func.block and not opaque_mask)
         out.append(Access(args[id(base)].name, op, op.ptr, mask, order,
-                          frozenset(opaque_mask), scalars, len(op.ptr.type.shape),
+                          Steps(order, mask, len(op.ptr.type.shape)), scalars,
+                          len(op.ptr.type.shape),
                           mask is None and not scalars, exact))
     return out
 
@@ -149,23 +152,60 @@ def _slice(roots, args, base):
 
 
 # ------------------------------------------------------------------ bounds
+class Steps:
+    """A slice prepared for bounding: per op its range rule and results (ids, whether
+    integer, type range); the ranges of the values it reads but does not compute; the
+    users of each value; the pointer steps (addptr, shape ops)."""
+
+    def __init__(self, order, mask=None, rank=0):
+        made = {id(v) for op in order for v in op.results}
+        self.initial = {}
+        self.values = {}
+        self.users: dict = {}
+        for op in order:
+            for x in op.operands:
+                self.values[id(x)] = x
+                self.users.setdefault(id(x), []).append(op)
+                if id(x) not in made:
+                    self.initial[id(x)] = type_range(x.type)
+        self.ranges, self.pointers = [], []
+        for op in order:
+            for v in op.results:
+                self.values[id(v)] = v
+            if op.results and op.result.type.element.is_ptr():
+                if isinstance(op, ops.AddPtrOp):
+                    self.pointers.append((id(op.result), id(op.ptr), id(op.offset),
+                                          _pointee_bytes(op.ptr.type)))
+                elif isinstance(op, _PTR_SHAPE):
+                    self.pointers.append((id(op.result), id(op.src), None, 0))
+                continue
+            rule = None if isinstance(op, ops.ProgramIdOp) else RANGE_RULES.lookup(type(op))
+            outs = [(id(v), type_range(v.type) if is_int_type(v.type) else None)
+                    for v in op.results]
+            self.ranges.append((op, rule, outs))
+        self.tests = _mask_tests(mask)
+        self.spread = {}
+        for t in self.tests:
+            for v in (t.lhs, t.rhs):
+                self.spread[id(v)] = _spread(v, self.users, rank)
+
+
 class _Ranges:
     """What the range rules see: the ranges computed so far, the grid."""
 
     grid_bound = None
 
-    def __init__(self, grid):
+    def __init__(self, grid, r):
         self.grid = grid
-        self.r: dict = {}
+        self.r = r
 
     def range(self, v):
-        if id(v) in self.r:
+        try:
             return self.r[id(v)]
-        from ..analysis.lattice import type_range
-        return type_range(v.type)
+        except KeyError:
+            return type_range(v.type)
 
     def axis(self, v):
-        from ..analysis.lattice import unknown_axis
         return unknown_axis(v.type)
 
 
@@ -174,30 +214,26 @@ def _pointee_bytes(ptr_type) -> int:
     return 8 if el.is_ptr() else max(1, el.itemsize)
 
 
-def _ranges(acc, grid, box, values, pins):
-    """Ranges of the integer values of ``acc.order`` for programs in ``box`` (None
-    when the pinned ranges leave no lane active)."""
-    from ..analysis.lattice import is_int_type, wrap_range
-    from ..analysis.ranges import RANGE_RULES
-    ctx = _Ranges(grid)
-    r = ctx.r
+def _ranges(steps, grid, box, values, pins):
+    """Ranges of the integer values of a slice (:class:`Steps`) for programs in
+    ``box`` (None when the pinned ranges leave no lane active)."""
+    r = dict(steps.initial)
     for v, x in values:
         r[id(v)] = (int(x), int(x)) if is_int_type(v.type) else None
-    for op in acc.order:
-        if isinstance(op, ops.ProgramIdOp):
-            got = [box[op.axis]]
-        elif op.results and op.result.type.element.is_ptr():
-            continue
-        else:
-            got = RANGE_RULES.lookup(type(op))(op, ctx)
-        for v, e in zip(op.results, got):
-            rng = wrap_range(e[0], e[1], v.type) if e is not None and is_int_type(v.type) else None
-            pin = pins.get(id(v))
-            if pin is not None and rng is not None:
+    ctx = _Ranges(grid, r)
+    for op, rule, outs in steps.ranges:
+        got = [box[op.axis]] if rule is None else rule(op, ctx)
+        for (vid, tr), e in zip(outs, got):
+            if e is None or tr is None:
+                r[vid] = None
+                continue
+            rng = e if tr[0] <= e[0] and e[1] <= tr[1] else tr
+            pin = pins.get(vid)
+            if pin is not None:
                 rng = (max(rng[0], pin[0]), min(rng[1], pin[1]))
                 if rng[0] > rng[1]:
                     return None
-            r[id(v)] = rng
+            r[vid] = rng
     return r
 
 
@@ -222,13 +258,10 @@ def _narrow(op, r, pins) -> None:
         pins[id(v)] = (lo, hi) if old is None else (max(old[0], lo), min(old[1], hi))
 
 
-def _pins(acc, r, users) -> dict:
-    """id -> range every lane the access touches has for that value (from its mask)."""
-    pins: dict = {}
-    if acc.mask is None:
-        return pins
-    rank = acc.rank
-    stack = [acc.mask]
+def _mask_tests(mask):
+    """The comparisons true in every active lane of an access under ``mask``: through
+    ``&``, splats and broadcasts of the same rank."""
+    out, stack = [], [mask] if mask is not None else []
     while stack:
         m = stack.pop()
         op = m.op
@@ -240,23 +273,39 @@ def _pins(acc, r, users) -> dict:
             stack.append(op.src)
         elif isinstance(op, ops.SplatOp):
             stack.append(op.src)
-        elif isinstance(op, ops.CmpOp):
-            _narrow(op, r, pins)
-    by_id = {id(v): v for o in acc.order for v in list(o.operands) + list(o.results)
-             if v is not None}
-    out = {}
-    for vid, rng in pins.items():            # pins reach their operands through splats
-        v = by_id.get(vid)
-        while v is not None:
-            if v.type.shape and (len(v.type.shape) != rank or not _lane_local(v, users, rank)):
-                break
-            out[id(v)] = rng
-            op = v.op
-            if op is not None and (isinstance(op, (ops.SplatOp, ops.HintOp)) or (
-                    isinstance(op, ops.BroadcastOp) and len(op.src.type.shape) == rank)):
-                v = op.src
-            else:
-                v = None
+        elif isinstance(op, ops.CmpOp) and op.lhs.type.element.is_int():
+            out.append(op)
+    return out
+
+
+def _spread(v, users, rank) -> list:
+    """Ids of the values a range known for ``v`` in the access's active lanes holds
+    for too: ``v`` and what it is splat or broadcast from, while each is a scalar or
+    reaches the address with every lane in place (``[]``: none)."""
+    out = []
+    while v is not None:
+        if v.type.shape and (len(v.type.shape) != rank or not _lane_local(v, users, rank)):
+            break
+        out.append(id(v))
+        op = v.op
+        if op is not None and (isinstance(op, (ops.SplatOp, ops.HintOp)) or (
+                isinstance(op, ops.BroadcastOp) and len(op.src.type.shape) == rank)):
+            v = op.src
+        else:
+            v = None
+    return out
+
+
+def _pins(steps, r) -> dict:
+    """id -> range every lane the access touches has for that value (from its mask)."""
+    pins: dict = {}
+    for op in steps.tests:
+        _narrow(op, r, pins)
+    out: dict = {}
+    for vid, rng in pins.items():
+        for x in steps.spread.get(vid, ()):
+            old = out.get(x)
+            out[x] = rng if old is None else (max(old[0], rng[0]), min(old[1], rng[1]))
     return out
 
 
@@ -275,41 +324,38 @@ def _lane_local(v, users, rank) -> bool:
     return True
 
 
-def _users(acc) -> dict:
-    got: dict = {}
-    for op in acc.order:
-        for x in op.operands:
-            if x is not None:
-                got.setdefault(id(x), []).append(op)
-    return got
+def _active_ranges(steps, grid, box, values):
+    """Ranges of a slice in the active lanes of its accesses (the mask's comparisons
+    narrowing) over the programs of ``box``; None when no lane is active."""
+    r = _ranges(steps, grid, box, values, {})
+    if r is not None and steps.tests:
+        pins = _pins(steps, r)
+        if pins:
+            r = _ranges(steps, grid, box, values, pins)
+    return r
 
 
-def interval(acc, grid, box, values, users=None):
-    """[lo, hi) bytes from the base pointer that ``acc`` touches in the programs of
-    ``box`` (per axis (first, last)), or None when no lane of them is active."""
-    users = _users(acc) if users is None else users
-    r = _ranges(acc, grid, box, values, {})
-    if r is None:
-        return None
-    pins = _pins(acc, r, users)
-    if pins:
-        r = _ranges(acc, grid, box, values, pins)
-        if r is None:
-            return None
+def _pointer_interval(acc, r):
+    """[lo, hi) bytes from the base pointer of ``acc`` given the ranges ``r``."""
     iv: dict = {}
-    lo = hi = 0
-    for op in acc.order:
-        if isinstance(op, ops.AddPtrOp):
-            off = r.get(id(op.offset))
-            if off is None:
-                return (-2 ** 63, 2 ** 63)
-            size = _pointee_bytes(op.ptr.type)
-            lo, hi = iv.get(id(op.ptr), (0, 0))
-            iv[id(op.result)] = (lo + off[0] * size, hi + off[1] * size)
-        elif isinstance(op, _PTR_SHAPE) and op.result.type.element.is_ptr():
-            iv[id(op.result)] = iv.get(id(op.src), (0, 0))
+    for res, src, off, size in acc.steps.pointers:
+        lo, hi = iv.get(src, (0, 0))
+        if off is None:
+            iv[res] = (lo, hi)
+            continue
+        o = r.get(off)
+        if o is None:
+            return (-2 ** 63, 2 ** 63)
+        iv[res] = (lo + o[0] * size, hi + o[1] * size)
     lo, hi = iv.get(id(acc.ptr), (0, 0))
     return lo, hi + _pointee_bytes(acc.ptr.type)
+
+
+def interval(acc, grid, box, values):
+    """[lo, hi) bytes from the base pointer that ``acc`` touches in the programs of
+    ``box`` (per axis (first, last)), or None when no lane of them is active."""
+    r = _active_ranges(acc.steps, grid, box, values)
+    return None if r is None else _pointer_interval(acc, r)
 
 
 # ------------------------------------------------------------------ witnesses
@@ -363,7 +409,6 @@ def find_violation(func, acc, grid, values, base, span, buffers):
     """A lane of ``acc`` in a launch over ``grid`` certainly outside every buffer, or
     None: boxes of programs whose bound fits ``span`` ([lo, hi) bytes of the base
     argument's array) are dropped, single programs left are evaluated exactly."""
-    users = _users(acc)
     boxes = [tuple((0, g - 1) for g in grid)]
     nboxes = nexact = 0
     while boxes:
@@ -371,7 +416,7 @@ def find_violation(func, acc, grid, values, base, span, buffers):
         nboxes += 1
         if nboxes > _BOX_BUDGET:
             return None
-        iv = interval(acc, grid, box, values, users)
+        iv = interval(acc, grid, box, values)
         if iv is None or (span[0] <= iv[0] and iv[1] <= span[1]):
             continue
         axis = max(range(3), key=lambda a: box[a][1] - box[a][0])
@@ -394,6 +439,7 @@ def find_violation(func, acc, grid, values, base, span, buffers):
 class Plan(NamedTuple):
     checks: tuple         # (access, parameter index)
     scalars: tuple        # (IR argument value, parameter index) of every argument read
+    groups: tuple         # (Steps of the union of their slices, [(access, index)]) per mask
 
 
 def plan(kernel, names) -> Plan:
@@ -408,9 +454,27 @@ def plan(kernel, names) -> Plan:
             if acc.param in index and all(s in index for s in acc.scalars):
                 checks.append((acc, index[acc.param]))
                 scalars.update((s, (args[s], index[s])) for s in acc.scalars)
-        got = (names, Plan(tuple(checks), tuple(scalars[s] for s in sorted(scalars))))
+        got = (names, Plan(tuple(checks), tuple(scalars[s] for s in sorted(scalars)),
+                           _groups(func, checks)))
         kernel._tj_arg_plan = got
     return got[1]
+
+
+def _groups(func, checks) -> tuple:
+    """The checked accesses grouped by mask, each group's slices bounded together."""
+    if not checks:
+        return ()
+    position = {id(op): i for i, op in enumerate(func.walk())}
+    by_mask: dict = {}
+    for acc, i in checks:
+        by_mask.setdefault(id(acc.mask), []).append((acc, i))
+    out = []
+    for members in by_mask.values():
+        union = {id(o): o for acc, _i in members for o in acc.order}
+        order = tuple(sorted(union.values(), key=lambda o: position[id(o)]))
+        acc0 = members[0][0]
+        out.append((Steps(order, acc0.mask, acc0.rank), members))
+    return tuple(out)
 
 
 def _memo(kernel, attr):
@@ -431,10 +495,14 @@ def requirements(kernel, grid, names, vals):
     got = cache.get(key)
     if got is None:
         values = [(v, vals[i]) for v, i in p.scalars]
+        box = tuple((0, g - 1) for g in grid)
         got = []
-        for acc, i in p.checks:
-            iv = interval(acc, grid, tuple((0, g - 1) for g in grid), values)
-            if iv is not None:
+        for steps, members in p.groups:
+            r = _active_ranges(steps, grid, box, values)
+            if r is None:
+                continue
+            for acc, i in members:
+                iv = _pointer_interval(acc, r)
                 got.append((acc, i, iv[0], iv[1]))
         cache[key] = got
     return got
@@ -519,16 +587,11 @@ def _error(kernel_name, w: Violation, param, arr, s, grid, given):
 
 
 # ------------------------------------------------------------------ int32 offsets
-class _Order(NamedTuple):
-    order: tuple
-
-
 def offsets_in_range(kernel, ops_, grid, names, vals) -> bool:
     """Whether the exact results of the int32 offset ops ``ops_`` (launch_checks.
     offset_ops) stay within int32 in a launch over ``grid`` with the values ``vals``:
     their operands computed from program ids, aranges, constants and integer arguments
-    only, bounded with the grid and the arguments known (cached per launch key)."""
-    from ..analysis.ranges import add_range, mul_range, sub_range
+    only, bounded with the grid and the arguments known."""
     func = kernel.func
     args = {id(a.value): a for a in func.arguments}
     index = {n: i for i, n in enumerate(names)}
@@ -542,17 +605,15 @@ def offsets_in_range(kernel, ops_, grid, names, vals) -> bool:
             used = {id(v) for o in order for v in o.operands} | {id(op.lhs), id(op.rhs)}
             scalars = tuple(a for vid, a in args.items() if vid in used)
             got.append(None if opaque or any(a.name not in index for a in scalars)
-                       else (op, _Order(order), scalars))
+                       else (op, Steps(order), scalars))
         kernel._tj_offset_slices = got
     if any(x is None for x in got):
         return False
     exact = {ops.AddOp: add_range, ops.SubOp: sub_range, ops.MulOp: mul_range}
     box = tuple((0, g - 1) for g in grid)
-    for op, order, scalars in got:
+    for op, steps, scalars in got:
         values = [(a.value, vals[index[a.name]]) for a in scalars]
-        r = _ranges(order, grid, box, values, {})
-        ctx = _Ranges(grid)
-        ctx.r = r
+        ctx = _Ranges(grid, _ranges(steps, grid, box, values, {}))
         a, b = ctx.range(op.lhs), ctx.range(op.rhs)
         if a is None or b is None:
             return False
