@@ -18,6 +18,7 @@ from ..llvm import binding
 from .codegen import CHUNK, build_module
 from .vectorize import GRID_BOUND, choose_facts
 from .sanitize import EXTRA_SLOTS, OOB_BASE, buffer_table, raise_oob
+from ...runtime.validate import CUDA_MAX_YZ, MAX_PROGRAMS
 from .runner import (BIG_FRAME, ArgBuffer, DeviceAssertionError, arg_format, chunk_function,
                      coerce_values, default_threads, run_on_worker, run_parallel)
 
@@ -183,6 +184,27 @@ class CPUKernel(CompiledKernel):
                 free.append(entry)
             return self
         return run
+
+    def inline_programs(self):
+        """What the native express lane (native_go.py) may run of this kernel on the
+        calling thread: ``((1, 1, 1), grid maxima, most programs)``, or None when it
+        must not run it (sanitized kernels need their buffers; big frames a worker)."""
+        if self.sanitize or self.big_frame:
+            return None
+        gb = self.grid_bound or (MAX_PROGRAMS,) * 3
+        gmax = (min(gb[0], MAX_PROGRAMS), min(gb[1], CUDA_MAX_YZ), min(gb[2], CUDA_MAX_YZ))
+        return (1, 1, 1), gmax, (MAX_PROGRAMS if self.num_threads <= 1 else 1)
+
+    def native_block(self) -> ArgBuffer:
+        """A fresh argument block for the native express lane."""
+        return ArgBuffer(self._size)
+
+    def native_report(self, block):
+        """``report()`` raising the error record of a failed launch that used ``block``."""
+        def report():
+            self._fail(block, LaunchArgs([], [], ()))
+            raise RuntimeError(f"{self.name}: a launch failed without an error record")
+        return report
 
     def _raise(self, err):
         op = self._asserts[err[0] - 1]
