@@ -158,7 +158,10 @@ class _Gen:
         entry_ty = ir.FunctionType(I32, [I8P, I32, I32])
         entry = b.inttoptr(self.spec(H_ENTRY), entry_ty.as_pointer())
         state = self.api("PyEval_SaveThread", I8P, [])
+        clock = ir.Function(self.module, ir.FunctionType(I64, []), name="llvm.readcyclecounter")
+        t0 = b.call(clock, [])
         status = b.call(entry, [block, self.const(0, I32), b.trunc(n, I32)])
+        self.too_long(b.sub(b.call(clock, []), t0), n)
         self.api("PyEval_RestoreThread", ir.VoidType(), [I8P], state)
         failed, done = self.fn.append_basic_block("failed"), self.fn.append_basic_block("done")
         b.cbranch(b.icmp_signed("!=", status, self.const(0, I32)), failed, done)
@@ -177,6 +180,17 @@ class _Gen:
         b.position_at_end(self.miss)
         b.ret(b.inttoptr(self.const(MISS), I8P))     # the trampoline calls the Python lane
         return self.module
+
+    def too_long(self, cycles, n):
+        """A run of more than one program that took longer than the kernel's limit
+        (its second word) sends its launches back to the pool's sizing (the first word,
+        the most programs run here, back to 1) to be measured again."""
+        b = self.b
+        words = b.inttoptr(self.spec(H_NMAX), I64.as_pointer())
+        limit = b.load(b.gep(words, [self.const(1)]))
+        over = b.and_(b.icmp_signed(">", n, self.const(1)), b.icmp_signed(">", cycles, limit))
+        with b.if_then(over):
+            b.store(self.const(1), words)
 
     def check_kwnames(self):
         b = self.b
@@ -304,7 +318,7 @@ class _Gen:
                                 b.icmp_signed("<=", x, self.spec(H_GMAX + k))))
             dims.append(x)
         n = b.mul(dims[0], dims[1])                  # each <= 2**31-1: no overflow
-        nmax = self.spec(H_NMAX)
+        nmax = b.load(b.inttoptr(self.spec(H_NMAX), I64.as_pointer()))   # the kernel's, kept current
         self.require(b.icmp_signed("<=", n, nmax))
         n = b.mul(n, dims[2])
         self.require(b.icmp_signed("<=", n, nmax))
@@ -498,7 +512,7 @@ class NativeLane:
         limits = inline()
         if limits is None:
             return False
-        gmin, gmax, nmax = limits
+        gmin, gmax, nmax_at = limits
         if bounds:                       # the accesses were bounded for this grid only
             gmin = gmax = grid
         key = (len(args), nkw, "".join(kinds))
@@ -509,7 +523,7 @@ class NativeLane:
         spec.set(H_ENTRY, kernel._fn_addr)
         spec.set(H_BLOCK, block.ptr.value, block)
         spec.set(H_GRID_AT, kernel._fmt.size - 24)
-        spec.set(H_NMAX, nmax)
+        spec.set(H_NMAX, nmax_at)
         report = _for_user(kernel.native_report(block))
         spec.set(H_REPORT, id(report), report)
         for k in range(3):
