@@ -99,7 +99,7 @@ def test_workers_that_never_start_do_not_hold_up_a_launch():
     kernel._fmt.pack_into(buf.raw, 0, x.ctypes.data, y.ctypes.data, out.ctypes.data, n, 256, 1, 1)
     idle = pool_mod.Pool(0)                  # no worker will ever take the posted jobs
     idle.grow = lambda workers: None
-    assert idle.run(kernel._fn_addr, buf.ptr.value, 256, 4) == 0
+    assert idle.run(kernel._fn_addr, buf.ptr.value, 256, 4) == (0, 1)    # the caller alone
     np.testing.assert_array_equal(out, x + y)
     assert idle.queue.qsize() == 3           # the posted jobs, never started
 

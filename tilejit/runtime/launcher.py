@@ -237,7 +237,10 @@ class Launcher:
         if _checks.has_bounds(kernel):
             bounds = {self.index[n]: iv for n, iv in _checks.grid_bounds(kernel, g, self.names).items()}
         written = _checks.written_params(kernel, self.names)
-        self.native.offer(kernel, self.plan, args, kwargs, vals, opts, g, written, bounds)
+        try:
+            self.native.offer(kernel, self.plan, args, kwargs, vals, opts, g, written, bounds)
+        except Exception:      # noqa: BLE001 - an optimisation: the Python lane stays
+            self.native.clear()
 
     def _bounds_checked(self, kernel, run):
         """``run`` checking the arrays against the kernel's bounded unmasked accesses

@@ -142,7 +142,10 @@ class CPUKernel(CompiledKernel):
         pool = get_pool(max_threads - 1)
         k = choose_threads(n, self.sizing.ns_per_program, max_threads, pool.free_cores(), pool.wake_ns)
         t0 = perf_counter()
-        status = self._fn(buf.ptr, 0, n) if k == 1 else pool.run(self._fn_addr, buf.ptr.value, n, k)
+        if k == 1:
+            status = self._fn(buf.ptr, 0, n)
+        else:
+            status, k = pool.run(self._fn_addr, buf.ptr.value, n, k)
         self.sizing.note(n, perf_counter() - t0, k)
         self._inline[0] = self.sizing.inline_limit(pool.wake_ns, MAX_PROGRAMS)
         self._inline[1] = int(8 * pool.wake_ns * pool.cycles_per_ns)

@@ -163,13 +163,13 @@ def cycles_per_ns() -> float:
 # ---------------------------------------------------------------- the pool
 class _Job:
     __slots__ = ("state", "addr", "lock", "active", "closed", "waiting", "done", "posted",
-                 "late_ns", "helped")
+                 "late_ns", "helped", "helpers")
 
     def __init__(self, entry, argp, n, size, chunks):
         self.state = (ctypes.c_int64 * 7)(entry, argp, n, size, chunks, 0, 0)
         self.addr = ctypes.addressof(self.state)
         self.lock = threading.Lock()
-        self.active = self.helped = 0
+        self.active = self.helped = self.helpers = 0
         self.closed = self.waiting = False
         self.done = threading.Lock()
         self.done.acquire()
@@ -235,13 +235,15 @@ class Pool:
             with job.lock:
                 job.active -= 1
                 job.helped += taken
+                job.helpers += taken > 0
                 if job.closed and job.active == 0 and job.waiting:
                     job.waiting = False
                     job.done.release()
 
-    def run(self, entry: int, argp: int, n: int, threads: int) -> int:
+    def run(self, entry: int, argp: int, n: int, threads: int) -> tuple:
         """Run programs [0, n) of ``entry`` with the caller and up to ``threads - 1``
-        workers; the first nonzero status (0: all succeeded)."""
+        workers: (the first nonzero status (0: all succeeded), the threads that ran
+        programs)."""
         chunks = min(n, threads * CHUNKS_PER_THREAD)
         size = -(-n // chunks)
         chunks = -(-n // size)
@@ -257,7 +259,7 @@ class Pool:
         if job.waiting:
             job.done.acquire()
         self._learn(job, threads)
-        return int(job.state[6])
+        return int(job.state[6]), 1 + job.helpers
 
     def _learn(self, job, threads):
         """Keep the wake-up cost current from how late this job's workers started
