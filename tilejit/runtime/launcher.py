@@ -174,11 +174,6 @@ class Launcher:
         self.guard = GlobalsGuard(jitfn)     # module-level values the kernel folds in
         self.native = None                   # the native lane (backends/cpu/native_go.py)
         self.go = self.go_python = _express.make_express(self)
-        if not self.guard.entries:
-            from ..backends.cpu import native_go
-            if native_go.AVAILABLE:
-                self.native = native_go.NativeLane(self.go_python)
-                self.go = self.native.go
 
     # ------------------------------------------------------------ express lane
     def _express_clear(self):
@@ -223,7 +218,7 @@ class Launcher:
             self._express_keep.extend(dtypes)
             self._lane_ids.add(id(kernel))
             self.express[key] = run
-            if self.native is not None:
+            if opts.native_call:
                 self._offer_native(kernel, args, kwargs, vals, opts, grid)
         return kernel
 
@@ -231,8 +226,15 @@ class Launcher:
         """Point the native lane at the entry just filed (plain tuple grids only; a
         kernel with bounded accesses only for this grid, as launch_checks computes)."""
         g = _simple_grid(grid) if type(grid) is tuple else None
-        if g is None or not all(g):
+        if g is None or not all(g) or self.guard.entries or not hasattr(kernel, "inline_programs"):
             return
+        if self.native is None:              # made at the first entry it can run
+            from ..backends.cpu import native_go
+            if not native_go.AVAILABLE:
+                return
+            self.native = native_go.NativeLane(self.go_python)
+            self.go = self.native.go
+            self.fn._last_launch = None      # kernel[grid] now calls the native lane
         bounds = {}
         if _checks.has_bounds(kernel):
             bounds = {self.index[n]: iv for n, iv in _checks.grid_bounds(kernel, g, self.names).items()}

@@ -51,9 +51,10 @@ C_CONTIGUOUS, WRITEABLE = 0x1, 0x400
 # spec header slots
 H_KERNEL, H_OPTS, H_ENTRY, H_BLOCK, H_BUSY, H_REPORT, H_GRID_AT, H_NMAX = range(8)
 H_GMIN, H_GMAX = 8, 11            # 3 slots each
-H_FN = 14                         # the shape's checking function
-HEADER = 15
-REC = 6                           # slots per parameter record
+H_NPOS, H_NKW, H_NPARAMS = 14, 15, 16
+HEADER = 17                       # then the keyword names, then the parameter records
+REC = 8                           # slots per parameter record: kind, 5 facts, block offset, itemsize
+K_ARRAY, K_INT, K_FLOAT, K_BOOL, K_CINT, K_OBJ = 1, 2, 3, 4, 5, 6
 # slot (the builtin's self): [spec address or 0, fallback, options module dict, "_current"]
 S_SPEC, S_FALLBACK, S_DICT, S_NAME = range(4)
 MISS = 1                          # a shape function's "not mine" (NULL: an exception is set)
@@ -91,11 +92,11 @@ class _Slot(ctypes.c_int64 * 4):
 
 # ---------------------------------------------------------------- code generation
 class _Gen:
-    """IR for one call shape: ``(npos, nkw, kinds)`` (kinds: one letter per parameter,
-    A array, I int, F float, B bool, C constexpr int, O constexpr object)."""
+    """IR of ``go``'s check-and-run function, for every spec: it walks the spec's
+    parameter records (one kind per parameter: KINDS) in a loop, so one function
+    compiled per process serves every kernel and call shape."""
 
-    def __init__(self, npos: int, nkw: int, kinds: str):
-        self.npos, self.nkw, self.kinds = npos, nkw, kinds
+    def __init__(self):
         self.module = ir.Module(name="tilejit_native_go")
         fty = ir.FunctionType(I8P, [I8P, I8P.as_pointer(), I64, I8P, I64.as_pointer()])
         self.fn = ir.Function(self.module, fty, name="go")
@@ -110,11 +111,15 @@ class _Gen:
         return NC.call_address(self.b, NC._address(name), ret, argtys, list(values))
 
     def word(self, obj, offset, ty=I64):
-        p = self.b.gep(obj, [ir.Constant(I64, offset)])
+        p = self.b.gep(obj, [offset if isinstance(offset, ir.Value) else ir.Constant(I64, offset)])
         return self.b.load(self.b.bitcast(p, ty.as_pointer()))
 
+    def at(self, base, i):
+        """``base[i]`` of an i64 array (``i`` a constant or a value)."""
+        return self.b.load(self.b.gep(base, [i if isinstance(i, ir.Value) else ir.Constant(I64, i)]))
+
     def spec(self, i):
-        return self.b.load(self.b.gep(self.spec_p, [ir.Constant(I64, i)]))
+        return self.at(self.spec_p, i)
 
     def const(self, v, ty=I64):
         return ir.Constant(ty, v)
@@ -127,31 +132,30 @@ class _Gen:
     def is_type(self, obj, type_addr):
         return self.b.icmp_unsigned("==", self.word(obj, 8), self.const(type_addr))
 
-    def as_int(self, obj):
-        return self.api("PyLong_AsLongLongAndOverflow", I64, [I8P, I32.as_pointer()], obj, self.ovf)
-
-    def arg(self, i):
-        return self.b.load(self.b.gep(self.args, [self.const(i)]))
+    def exact_int(self, obj):
+        """An exact ``int``'s value (miss when it is not one or exceeds int64)."""
+        self.require(self.is_type(obj, id(int)))
+        x = self.api("PyLong_AsLongLongAndOverflow", I64, [I8P, I32.as_pointer()], obj, self.ovf)
+        self.require(self.b.icmp_signed("==", self.b.load(self.ovf), self.const(0, I32)))
+        return x
 
     # the function
     def build(self):
         b = self.b
-        nargs = b.and_(self.nargsf, self.const(2 ** 63 - 1))
-        self.require(b.icmp_unsigned("==", nargs, self.const(1 + self.npos)))
-        self.check_kwnames()
-        values = []
-        for i, kind in enumerate(self.kinds):
-            v = getattr(self, "value_" + kind)(self.arg(1 + i), HEADER + self.nkw + REC * i)
-            if v is not None:
-                values.append(v)
-        gx, gy, gz, n = self.grid(self.arg(0))
         busy_p = b.gep(self.spec_p, [self.const(H_BUSY)])
-        self.require(b.icmp_unsigned("==", b.load(busy_p), self.const(0)))
-        b.store(self.const(1), busy_p)
+        taken, mine = self.fn.append_basic_block("taken"), self.fn.append_basic_block("mine")
+        b.cbranch(b.icmp_unsigned("==", b.load(busy_p), self.const(0)), mine, taken)
+        b.position_at_end(taken)
+        b.ret(b.inttoptr(self.const(MISS), I8P))           # another thread runs this block
+        b.position_at_end(mine)
+        b.store(self.const(1), busy_p)                      # the GIL is held: no race
+        nargs = b.and_(self.nargsf, self.const(2 ** 63 - 1))
+        self.require(b.icmp_unsigned("==", nargs, b.add(self.spec(H_NPOS), self.const(1))))
+        nkw = self.spec(H_NKW)
+        self.check_kwnames(nkw)
         block = b.inttoptr(self.spec(H_BLOCK), I8P)
-        for k, v in enumerate(values):
-            at = b.gep(block, [self.const(8 * k)])
-            b.store(v, b.bitcast(at, v.type.as_pointer()))
+        self.params(b.add(nkw, self.const(HEADER)), block)
+        gx, gy, gz, n = self.grid(self.at(self.args, 0))
         grid_at = b.gep(block, [self.spec(H_GRID_AT)])
         for k, g in enumerate((gx, gy, gz)):
             b.store(g, b.bitcast(b.gep(grid_at, [self.const(8 * k)]), I64.as_pointer()))
@@ -178,8 +182,25 @@ class _Gen:
         self.api("Py_IncRef", ir.VoidType(), [I8P], kernel)
         b.ret(kernel)
         b.position_at_end(self.miss)
-        b.ret(b.inttoptr(self.const(MISS), I8P))     # the trampoline calls the Python lane
+        b.store(self.const(0), busy_p)
+        b.ret(b.inttoptr(self.const(MISS), I8P))      # the trampoline calls the Python lane
         return self.module
+
+    def loop(self, count, body):
+        """``for i in range(count): body(i)`` (``body`` leaves the builder in its last block)."""
+        b = self.b
+        pre = b.block
+        head, work, out = (self.fn.append_basic_block() for _ in range(3))
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I64)
+        i.add_incoming(self.const(0), pre)
+        b.cbranch(b.icmp_signed("<", i, count), work, out)
+        b.position_at_end(work)
+        body(i)
+        i.add_incoming(b.add(i, self.const(1)), b.block)
+        b.branch(head)
+        b.position_at_end(out)
 
     def too_long(self, cycles, n):
         """A run of more than one program that took longer than the kernel's limit
@@ -187,47 +208,76 @@ class _Gen:
         the most programs run here, back to 1) to be measured again."""
         b = self.b
         words = b.inttoptr(self.spec(H_NMAX), I64.as_pointer())
-        limit = b.load(b.gep(words, [self.const(1)]))
+        limit = self.at(words, 1)
         over = b.and_(b.icmp_signed(">", n, self.const(1)), b.icmp_signed(">", cycles, limit))
         with b.if_then(over):
             b.store(self.const(1), words)
 
-    def check_kwnames(self):
+    def check_kwnames(self, nkw):
         b = self.b
-        if not self.nkw:
-            empty = self.fn.append_basic_block()
-            nonnull, after = self.fn.append_basic_block(), self.fn.append_basic_block()
-            b.cbranch(b.icmp_unsigned("==", self.kwnames, ir.Constant(I8P, None)), after, nonnull)
-            b.position_at_end(nonnull)
-            b.cbranch(b.icmp_unsigned("==", self.word(self.kwnames, 16), self.const(0)), empty, self.miss)
-            b.position_at_end(empty)
-            b.branch(after)
-            b.position_at_end(after)
-            return
-        self.require(b.icmp_unsigned("!=", self.kwnames, ir.Constant(I8P, None)))
-        self.require(b.icmp_unsigned("==", self.word(self.kwnames, 16), self.const(self.nkw)))
-        for j in range(self.nkw):
-            self.require(b.icmp_unsigned("==", self.word(self.kwnames, 24 + 8 * j), self.spec(HEADER + j)))
+        null = b.icmp_unsigned("==", self.kwnames, ir.Constant(I8P, None))
+        none, some, ok = (self.fn.append_basic_block() for _ in range(3))
+        b.cbranch(null, none, some)
+        b.position_at_end(none)
+        b.cbranch(b.icmp_unsigned("==", nkw, self.const(0)), ok, self.miss)
+        b.position_at_end(some)
+        self.require(b.icmp_unsigned("==", self.word(self.kwnames, 16), nkw))
+        names = b.bitcast(b.gep(self.kwnames, [self.const(24)]), I64.as_pointer())
+        self.loop(nkw, lambda j: self.require(
+            b.icmp_unsigned("==", self.at(names, j), self.spec(b.add(j, self.const(HEADER))))))
+        b.branch(ok)
+        b.position_at_end(ok)
 
-    def value_A(self, v, r):
+    def params(self, first_rec, block):
+        """Check every parameter against its record; store the launch values in ``block``."""
+        b = self.b
+        nparams = self.spec(H_NPARAMS)
+
+        def one(i):
+            rec = b.gep(self.spec_p, [b.add(first_rec, b.mul(i, self.const(REC)))])
+            v = b.inttoptr(self.at(self.args, b.add(i, self.const(1))), I8P)
+            kind = self.at(rec, 0)
+            store, nxt = self.fn.append_basic_block("store"), self.fn.append_basic_block("next")
+            sw = b.switch(kind, self.miss)
+            b.position_at_end(store)
+            value = b.phi(I64)
+            at = b.gep(block, [self.at(rec, 6)])
+            b.store(value, b.bitcast(at, I64.as_pointer()))
+            b.branch(nxt)
+            for code, kind_fn in ((K_ARRAY, self.value_A), (K_INT, self.value_I), (K_FLOAT, self.value_F),
+                                  (K_BOOL, self.value_B), (K_CINT, self.value_C), (K_OBJ, self.value_O)):
+                case = self.fn.append_basic_block()
+                sw.add_case(self.const(code), case)
+                b.position_at_end(case)
+                got = kind_fn(v, rec)
+                if got is None:
+                    b.branch(nxt)
+                else:
+                    value.add_incoming(got, b.block)
+                    b.branch(store)
+            b.position_at_end(nxt)
+        self.loop(nparams, one)
+
+    def value_A(self, v, rec):
         b = self.b
         self.require(self.is_type(v, id(np.ndarray)))
         data = self.word(v, A_DATA)
         flags = b.zext(self.word(v, A_FLAGS, I32), I64)
-        ok = b.icmp_unsigned("==", self.word(v, A_DESCR), self.spec(r))
+        ok = b.icmp_unsigned("==", self.word(v, A_DESCR), self.at(rec, 1))
         aligned = b.icmp_unsigned("==", b.and_(data, self.const(15)), self.const(0))
-        mode = self.spec(r + 1)                  # 0: any, 1: aligned, 2: not aligned
+        mode = self.at(rec, 2)                   # 0: any, 1: aligned, 2: not aligned
         want = b.select(aligned, self.const(1), self.const(2))
         ok = b.and_(ok, b.or_(b.icmp_unsigned("==", mode, self.const(0)),
                               b.icmp_unsigned("==", mode, want)))
         writable = b.icmp_unsigned("!=", b.and_(flags, self.const(WRITEABLE)), self.const(0))
-        ok = b.and_(ok, b.or_(b.icmp_unsigned("==", self.spec(r + 2), self.const(0)), writable))
+        ok = b.and_(ok, b.or_(b.icmp_unsigned("==", self.at(rec, 3), self.const(0)), writable))
         self.require(ok)
-        count = self.count(v, self.spec(r + 3))
-        self.require(b.icmp_unsigned("<=", count, self.spec(r + 3)))
-        need = self.spec(r + 4)                  # bytes the bounded accesses reach (0: none)
+        limit = self.at(rec, 4)
+        count = self.count(v, limit)
+        self.require(b.icmp_unsigned("<=", count, limit))
+        need = self.at(rec, 5)                   # bytes the bounded accesses reach (0: none)
         contiguous = b.icmp_unsigned("!=", b.and_(flags, self.const(C_CONTIGUOUS)), self.const(0))
-        long_enough = b.icmp_unsigned(">=", b.mul(count, self.spec(r + 5)), need)
+        long_enough = b.icmp_unsigned(">=", b.mul(count, self.at(rec, 7)), need)
         self.require(b.or_(b.icmp_unsigned("==", need, self.const(0)), b.and_(contiguous, long_enough)))
         return data
 
@@ -237,77 +287,63 @@ class _Gen:
         nd = b.sext(self.word(v, A_ND, I32), I64)
         dims = b.inttoptr(self.word(v, A_DIMS), I64.as_pointer())
         cap = b.add(limit, self.const(1))
-        pre = b.block
-        head, body, out = (self.fn.append_basic_block() for _ in range(3))
-        b.branch(head)
-        b.position_at_end(head)
-        j, c = b.phi(I64), b.phi(I64)
-        j.add_incoming(self.const(0), pre)
-        c.add_incoming(self.const(1), pre)
-        b.cbranch(b.icmp_signed("<", j, nd), body, out)
-        b.position_at_end(body)
-        d = b.load(b.gep(dims, [j]))
-        wide = b.mul(b.zext(c, I128), b.zext(d, I128))
-        capped = b.select(b.icmp_unsigned(">", wide, b.zext(cap, I128)), cap, b.trunc(wide, I64))
-        j.add_incoming(b.add(j, self.const(1)), body)
-        c.add_incoming(capped, body)
-        b.branch(head)
-        b.position_at_end(out)
-        return c
+        acc = b.alloca(I64)
+        b.store(self.const(1), acc)
 
-    def value_I(self, v, r):
+        def one(j):
+            wide = b.mul(b.zext(b.load(acc), I128), b.zext(self.at(dims, j), I128))
+            b.store(b.select(b.icmp_unsigned(">", wide, b.zext(cap, I128)), cap, b.trunc(wide, I64)), acc)
+        self.loop(nd, one)
+        return b.load(acc)
+
+    def value_I(self, v, rec):
         b = self.b
-        self.require(self.is_type(v, id(int)))
-        x = self.as_int(v)
-        self.require(b.icmp_signed("==", b.load(self.ovf), self.const(0, I32)))
+        x = self.exact_int(v)
         one = b.icmp_signed("==", x, self.const(1))
         by16 = b.icmp_signed("==", b.and_(x, self.const(15)), self.const(0))
         cls = b.select(one, self.const(1), b.select(by16, self.const(16), self.const(0)))
-        cls = b.select(b.icmp_unsigned("!=", self.spec(r + 1), self.const(0)), cls, self.const(0))
+        cls = b.select(b.icmp_unsigned("!=", self.at(rec, 2), self.const(0)), cls, self.const(0))
         in32 = b.and_(b.icmp_signed(">=", x, self.const(-2 ** 31)), b.icmp_signed("<=", x, self.const(_I32_MAX)))
         cls = b.add(cls, b.select(in32, self.const(0), self.const(100)))
-        self.require(b.icmp_signed("==", cls, self.spec(r)))
+        self.require(b.icmp_signed("==", cls, self.at(rec, 1)))
         return x
 
-    def value_F(self, v, r):
+    def value_F(self, v, rec):
         self.require(self.is_type(v, id(float)))
-        return self.word(v, 16, F64)
+        return self.word(v, 16)                  # the double's bits
 
-    def value_B(self, v, r):
+    def value_B(self, v, rec):
         b = self.b
         is_true = b.icmp_unsigned("==", b.ptrtoint(v, I64), self.const(id(True)))
         is_false = b.icmp_unsigned("==", b.ptrtoint(v, I64), self.const(id(False)))
         self.require(b.or_(is_true, is_false))
         return b.zext(is_true, I64)
 
-    def value_C(self, v, r):
-        b = self.b
-        self.require(self.is_type(v, id(int)))
-        x = self.as_int(v)
-        self.require(b.and_(b.icmp_signed("==", b.load(self.ovf), self.const(0, I32)),
-                            b.icmp_signed("==", x, self.spec(r))))
+    def value_C(self, v, rec):
+        self.require(self.b.icmp_signed("==", self.exact_int(v), self.at(rec, 1)))
         return None
 
-    def value_O(self, v, r):
-        self.require(self.b.icmp_unsigned("==", self.b.ptrtoint(v, I64), self.spec(r)))
+    def value_O(self, v, rec):
+        self.require(self.b.icmp_unsigned("==", self.b.ptrtoint(v, I64), self.at(rec, 1)))
         return None
 
     def grid(self, g):
         """(gx, gy, gz, programs), each dimension within the spec's [min, max]."""
         b = self.b
+        g = b.inttoptr(g, I8P)
         self.require(self.is_type(g, id(tuple)))
         size = self.word(g, 16)
         self.require(b.and_(b.icmp_signed(">=", size, self.const(1)), b.icmp_signed("<=", size, self.const(3))))
         dims = []
         for k in range(3):
             if k == 0:
-                x = self.dim(self.word(g, 24))
+                x = self.exact_int(self.word(g, 24, I8P))
             else:
                 pre = b.block
                 read, join = self.fn.append_basic_block(), self.fn.append_basic_block()
                 b.cbranch(b.icmp_signed(">", size, self.const(k)), read, join)
                 b.position_at_end(read)
-                got = self.dim(self.word(g, 24 + 8 * k, I8P))
+                got = self.exact_int(self.word(g, 24 + 8 * k, I8P))
                 got_block = b.block
                 b.branch(join)
                 b.position_at_end(join)
@@ -317,27 +353,21 @@ class _Gen:
             self.require(b.and_(b.icmp_signed(">=", x, self.spec(H_GMIN + k)),
                                 b.icmp_signed("<=", x, self.spec(H_GMAX + k))))
             dims.append(x)
-        n = b.mul(dims[0], dims[1])                  # each <= 2**31-1: no overflow
-        nmax = b.load(b.inttoptr(self.spec(H_NMAX), I64.as_pointer()))   # the kernel's, kept current
+        words = b.inttoptr(self.spec(H_NMAX), I64.as_pointer())
+        nmax = self.at(words, 0)                 # the kernel's, kept current by its sizing
+        n = b.mul(dims[0], dims[1])              # each <= 2**31-1: no overflow
         self.require(b.icmp_signed("<=", n, nmax))
         n = b.mul(n, dims[2])
         self.require(b.icmp_signed("<=", n, nmax))
         return dims[0], dims[1], dims[2], n
 
-    def dim(self, item):
-        b = self.b
-        if item.type != I8P:
-            item = b.inttoptr(item, I8P)
-        self.require(self.is_type(item, id(int)))
-        x = self.as_int(item)
-        self.require(b.icmp_signed("==", b.load(self.ovf), self.const(0, I32)))
-        return x
 
-
-def _trampoline():
-    """``go(self, args, nargsf, kwnames)``: the slot's spec's shape function, and the
-    Python lane (the slot's fallback) when there is no spec or it declines."""
-    module = ir.Module(name="tilejit_native_go_entry")
+def _module():
+    """The module of ``call(self, args, nargsf, kwnames)``, the builtin's function: the
+    check-and-run function ``go`` (:class:`_Gen`) for the slot's spec, and the Python
+    lane (the slot's fallback) when there is no spec or ``go`` declines."""
+    gen = _Gen()
+    module = gen.build()
     fty = ir.FunctionType(I8P, [I8P, I8P.as_pointer(), I64, I8P])
     fn = ir.Function(module, fty, name="call")
     self_, args, nargsf, kwnames = fn.args
@@ -356,9 +386,7 @@ def _trampoline():
     checked = fn.append_basic_block("checked")
     b.cbranch(same, checked, python)
     b.position_at_end(checked)
-    shape_ty = ir.FunctionType(I8P, [I8P, I8P.as_pointer(), I64, I8P, I64.as_pointer()])
-    shape_fn = b.inttoptr(b.load(b.gep(spec, [ir.Constant(I64, H_FN)])), shape_ty.as_pointer())
-    res = b.call(shape_fn, [self_, args, nargsf, kwnames, spec])
+    res = b.call(gen.fn, [self_, args, nargsf, kwnames, spec])
     done = fn.append_basic_block("done")
     b.cbranch(b.icmp_unsigned("==", b.ptrtoint(res, I64), ir.Constant(I64, MISS)), python, done)
     b.position_at_end(done)
@@ -375,22 +403,20 @@ _compiled: dict = {}
 _lock = threading.Lock()
 
 
-def _address_of(key, make) -> int:
-    """The address of the function ``make()``'s module defines (compiled once per key)."""
+def _call_address() -> int:
+    """The address of ``call`` (compiled once per process)."""
     with _lock:
-        got = _compiled.get(key)
+        got = _compiled.get("call")
         if got is None:
-            module = make()
             tm = binding.new_host_target_machine()
-            engine = binding.create_engine(binding.parse_module(str(module), tm), tm)
-            name = module.functions[0].name
-            got = _compiled[key] = (engine.get_function_address(name), engine)
+            engine = binding.create_engine(binding.parse_module(str(_module()), tm), tm)
+            got = _compiled["call"] = (engine.get_function_address("call"), engine)
     return got[0]
 
 
 def _builtin(slot):
     """``go`` as a ``METH_FASTCALL | METH_KEYWORDS`` builtin whose self is ``slot``."""
-    addr = _address_of("trampoline", _trampoline)
+    addr = _call_address()
     name = b"go"
     mdef = NC._MethodDef(name, addr, NC.METH_FASTCALL | METH_KEYWORDS, None)
     new = ctypes.pythonapi.PyCFunction_NewEx
@@ -418,37 +444,42 @@ class _Spec:
         return bool(self.words[H_BUSY])
 
 
-def _param_record(spec, r, v, is_cx, spec_flag, written, need_bytes):
-    """Fill parameter record ``r`` for value ``v``; its kind letter, or None when the
-    native lane does not take such a value."""
+def _param_record(spec, r, v, is_cx, spec_flag, written, need_bytes, offset):
+    """Fill parameter record ``r`` for value ``v`` (``offset``: its launch value's byte
+    offset in the block); False when the native lane does not take such a value."""
     t = type(v)
+    spec.set(r + 6, offset)
     if is_cx:
         if t is int and -2 ** 63 <= v < 2 ** 63:
-            spec.set(r, v)
-            return "C"
-        spec.set(r, id(v), v)
-        return "O"
+            spec.set(r, K_CINT)
+            spec.set(r + 1, v)
+        else:
+            spec.set(r, K_OBJ)
+            spec.set(r + 1, id(v), v)
+        return True
     if t is np.ndarray:
         addr = v.__array_interface__["data"][0]
-        spec.set(r, id(v.dtype), v.dtype)
-        spec.set(r + 1, (1 if addr % 16 == 0 else 2) if spec_flag else 0)
-        spec.set(r + 2, int(written))
-        spec.set(r + 3, _I32_MAX // v.itemsize)
-        spec.set(r + 4, need_bytes)
-        spec.set(r + 5, v.itemsize)
-        return "A"
+        spec.set(r, K_ARRAY)
+        spec.set(r + 1, id(v.dtype), v.dtype)
+        spec.set(r + 2, (1 if addr % 16 == 0 else 2) if spec_flag else 0)
+        spec.set(r + 3, int(written))
+        spec.set(r + 4, _I32_MAX // v.itemsize)
+        spec.set(r + 5, need_bytes)
+        spec.set(r + 7, v.itemsize)
+        return True
     if t is int:
         if not -2 ** 63 <= v < 2 ** 63:
-            return None
+            return False
         cls = (1 if v == 1 else (16 if v % 16 == 0 else 0)) if spec_flag else 0
-        spec.set(r, cls + (0 if -2 ** 31 <= v <= _I32_MAX else 100))
-        spec.set(r + 1, int(spec_flag))
-        return "I"
-    if t is float:
-        return "F"
-    if t is bool:
-        return "B"
-    return None
+        spec.set(r, K_INT)
+        spec.set(r + 1, cls + (0 if -2 ** 31 <= v <= _I32_MAX else 100))
+        spec.set(r + 2, int(spec_flag))
+        return True
+    kind = {float: K_FLOAT, bool: K_BOOL}.get(t)
+    if kind is None:
+        return False
+    spec.set(r, kind)
+    return True
 
 
 def _for_user(report):
@@ -500,23 +531,24 @@ class NativeLane:
         spec = _Spec(HEADER + nkw + REC * len(plan))
         for j, name in enumerate(kwargs):
             spec.set(HEADER + j, id(name), name)
-        kinds = []
+        spec.set(H_NPOS, len(args))
+        spec.set(H_NKW, nkw)
+        spec.set(H_NPARAMS, len(plan))
+        slot = 0
         for i, ((name, is_cx, spec_flag), v) in enumerate(zip(plan, vals)):
             lo, hi = bounds.get(i, (0, 0))
             if lo < 0 or (hi and type(v) is not np.ndarray):
                 return False
-            kind = _param_record(spec, HEADER + nkw + REC * i, v, is_cx, spec_flag, name in written, hi)
-            if kind is None:
+            if not _param_record(spec, HEADER + nkw + REC * i, v, is_cx, spec_flag, name in written, hi,
+                                 8 * slot):
                 return False
-            kinds.append(kind)
+            slot += not is_cx
         limits = inline()
         if limits is None:
             return False
         gmin, gmax, nmax_at = limits
         if bounds:                       # the accesses were bounded for this grid only
             gmin = gmax = grid
-        key = (len(args), nkw, "".join(kinds))
-        spec.set(H_FN, _address_of(key, lambda: _Gen(*key).build()))
         block = kernel.native_block()
         spec.set(H_KERNEL, id(kernel), kernel)
         spec.set(H_OPTS, id(options), options)
