@@ -18,7 +18,9 @@ row sum and Triton tutorial 05's layer norm forward):
 
 Every framework gets the same thread count (``--threads``: tilejit's ``num_threads``,
 ``torch.set_num_threads``, ``numba.set_num_threads``, and OMP/OpenBLAS/MKL thread counts
-set before numpy is imported).  numba kernels are ``@njit(parallel=True, fastmath=True)``
+set before numpy is imported); OpenBLAS and OpenMP threads sleep when idle
+(``OPENBLAS_THREAD_TIMEOUT=4``, ``OMP_WAIT_POLICY=PASSIVE``) so that no framework's
+spinning threads hold a core through the next one's call.  numba kernels are ``@njit(parallel=True, fastmath=True)``
 loops (fastmath lets numba vectorize reductions, as tilejit's tree reductions do);
 numba's matmul would call numpy's BLAS, so it is not listed there.  torch eager writes
 into preallocated outputs where an ``out=`` form exists (``aten._softmax.out`` for
@@ -48,6 +50,7 @@ _THREADS = _threads_from_argv(sys.argv[1:])
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, str(_THREADS))
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")      # see bench_cpu.py
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")        # likewise for torch's and numba's OpenMP threads
 
 import argparse  # noqa: E402
 import subprocess  # noqa: E402
@@ -154,13 +157,16 @@ def numba_kernels(nb):
 
 # ---------------------------------------------------------------- timing
 def measure(fns: dict, reps: int, inner: int = 1, warmup: int = 2) -> dict:
-    """Median seconds per call of each function, peers interleaved per repetition."""
+    """Median seconds per call of each function, peers interleaved per repetition
+    (the order rotated, so that none always runs right after the same peer)."""
     for f in fns.values():
         for _ in range(warmup):
             f()
     times = {k: [] for k in fns}
-    for _ in range(reps):
-        for k, f in fns.items():
+    names = list(fns)
+    for r in range(reps):                     # a different order each repetition
+        for k in names[r % len(names):] + names[:r % len(names)]:
+            f = fns[k]
             t = time.perf_counter()
             for _ in range(inner):
                 f()
@@ -363,19 +369,21 @@ def under_load(P, reps, threads, e=20, block=4096):
             K.add_kernel[(tilejit.cdiv(n, block),)](x, y, o, n, BLOCK=block)
         finally:
             set_options(saved)
-    fns = {"tilejit": lambda: tj(pool_opts, out1), "tilejit (1 thread)": lambda: tj(one_opts, out2),
-           "numpy": lambda: np.add(x, y, out=out3)}
+    ours = {"tilejit": lambda: tj(pool_opts, out1), "tilejit (1 thread)": lambda: tj(one_opts, out2)}
+    fns = {"numpy": lambda: np.add(x, y, out=out3)}
     if P.numba:
         fns["numba"] = lambda: P.numba["add"](x, y, out3)
     if P.torch:
         tx, ty, to = P.t(x), P.t(y), P.t(out3)
         fns["torch"] = lambda: P.torch.add(tx, ty, out=to)
-    measure(fns, 1)                                   # compiled before the load starts
+    measure({**ours, **fns}, 1)                       # compiled before the load starts
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * (os.cpu_count() or 1))]
     try:
         time.sleep(1.0)
         load = os.getloadavg()
-        t = measure(fns, max(reps, 5), warmup=1)
+        # tilejit's two ways side by side (a peer's lingering threads would favour the
+        # one after it), then the peers
+        t = {**measure(ours, max(reps, 15), warmup=1), **measure(fns, max(reps, 5), warmup=1)}
     finally:
         for p in busy:
             p.kill()

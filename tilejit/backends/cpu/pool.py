@@ -188,6 +188,8 @@ class Pool:
         self.cores = affinity()
         self.wake_ns = 50_000.0
         self._free = self.cores
+        self._others = 0.0
+        self.busy_workers = 0     # workers running a job's chunks now
         self._sampled = 0.0
         self._cpu = (time.perf_counter(), time.process_time())
         self.base_wake_ns = self.wake_ns
@@ -231,7 +233,9 @@ class Pool:
                 if job.closed:
                     continue
                 job.active += 1
+            self.busy_workers += 1            # under the GIL: an estimate, not a lock
             taken = work(job.addr)
+            self.busy_workers -= 1
             with job.lock:
                 job.active -= 1
                 job.helped += taken
@@ -282,13 +286,19 @@ class Pool:
         return self._free
 
     def _sample(self, now) -> int:
+        """Free cores: the affinity less the other tasks that are runnable now (this
+        thread and the pool's busy workers not counted; without /proc/loadavg, the
+        load average less this process's CPU use since the last sample), smoothed."""
         cpu = time.process_time()
         wall0, cpu0 = self._cpu
         self._cpu = (now, cpu)
-        own = (cpu - cpu0) / max(now - wall0, 1e-6)        # this process's busy threads
         runnable = _runnable_tasks()
-        others = max(0.0, runnable - 1 - own) if runnable is not None else \
-            max(0.0, os.getloadavg()[0] - own)
+        if runnable is not None:
+            others = max(0.0, runnable - 1 - self.busy_workers)
+        else:
+            own = (cpu - cpu0) / max(now - wall0, 1e-6)
+            others = max(0.0, os.getloadavg()[0] - own)
+        self._others = others = 0.5 * self._others + 0.5 * others
         if others < 0.5:          # a quiet machine: wake-ups cost what they did at the start
             self.wake_ns = max(self.base_wake_ns, 0.5 * self.wake_ns)
         return max(1, min(self.cores, int(self.cores - others + 0.5)))
