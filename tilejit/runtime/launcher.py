@@ -172,10 +172,13 @@ class Launcher:
         self._express_keep: list = []  # dtypes whose ids are in express keys (ids stay unique)
         self._lane_ids: set = set()    # ids of the kernels express entries run (LRU recency)
         self.guard = GlobalsGuard(jitfn)     # module-level values the kernel folds in
-        self.go = _express.make_express(self)
+        self.native = None                   # the native lane (backends/cpu/native_go.py)
+        self.go = self.go_python = _express.make_express(self)
 
     # ------------------------------------------------------------ express lane
     def _express_clear(self):
+        if self.native is not None:
+            self.native.clear()
         self.express.clear()
         self._express_keep.clear()
         self._lane_ids.clear()
@@ -215,7 +218,31 @@ class Launcher:
             self._express_keep.extend(dtypes)
             self._lane_ids.add(id(kernel))
             self.express[key] = run
+            if opts.native_call:
+                self._offer_native(kernel, args, kwargs, vals, opts, grid)
         return kernel
+
+    def _offer_native(self, kernel, args, kwargs, vals, opts, grid):
+        """Point the native lane at the entry just filed (plain tuple grids only; a
+        kernel with bounded accesses only for this grid, as launch_checks computes)."""
+        g = _simple_grid(grid) if type(grid) is tuple else None
+        if g is None or not all(g) or self.guard.entries or not hasattr(kernel, "inline_programs"):
+            return
+        if self.native is None:              # made at the first entry it can run
+            from ..backends.cpu import native_go
+            if not native_go.AVAILABLE:
+                return
+            self.native = native_go.NativeLane(self.go_python)
+            self.go = self.native.go
+            self.fn._last_launch = None      # kernel[grid] now calls the native lane
+        bounds = {}
+        if _checks.has_bounds(kernel):
+            bounds = {self.index[n]: iv for n, iv in _checks.grid_bounds(kernel, g, self.names).items()}
+        written = _checks.written_params(kernel, self.names)
+        try:
+            self.native.offer(kernel, self.plan, args, kwargs, vals, opts, g, written, bounds)
+        except Exception:      # noqa: BLE001 - an optimisation: the Python lane stays
+            self.native.clear()
 
     def _bounds_checked(self, kernel, run):
         """``run`` checking the arrays against the kernel's access bounds for each grid
