@@ -49,7 +49,11 @@ def _parse(argv):
     ap.add_argument("--summary-md", default=None, help="also write failures by cause (markdown)")
     ap.add_argument("--rescore", default=None, help="recompute an earlier result JSON's counts "
                     "(not_applicable.txt applied again) instead of running")
+    ap.add_argument("--merge", nargs="+", default=None, help="combine the outcomes of earlier "
+                    "result JSONs (runs of parts of one selection: --files, -k) into one result")
     ap.add_argument("--exclude", nargs="*", default=[], help="test ids not to run (known hangs)")
+    ap.add_argument("--deadline", type=float, default=None, help="stop after S seconds in all "
+                    "and report what ran (the tests not reached are counted as not_run)")
     ap.add_argument("--quiet", action="store_true")
     return ap.parse_args(argv)
 
@@ -92,15 +96,18 @@ def _read_log(log: Path) -> tuple[dict, str | None]:
     return final, started
 
 
-def _run_shard(args, shard, tmp: Path, env):
+def _run_shard(args, shard, tmp: Path, env, stop, procs):
     log, done = tmp / f"shard{shard}.jsonl", tmp / f"shard{shard}.done"
-    while True:
+    while not stop.is_set():
         final, _ = _read_log(log)
         done.write_text("\n".join(list(final) + list(args.exclude)))
-        proc = subprocess.Popen(_pytest_cmd(args, shard, log, done), cwd=ROOT, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = procs[shard] = subprocess.Popen(
+            _pytest_cmd(args, shard, log, done), cwd=ROOT, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         out, _ = proc.communicate()
         final, hung = _read_log(log)
+        if stop.is_set():                 # stopped at --deadline: the running test is not_run
+            return
         if hung is None:
             if proc.returncode not in (0, 1, 5) and not args.quiet:
                 print(out[-3000:], file=sys.stderr)
@@ -120,9 +127,10 @@ def _run_shard(args, shard, tmp: Path, env):
 def _asserts_code_text(rec) -> bool:
     """An earlier run's assertion failure whose subject is compiled code's text (its
     message quotes the code, or the upstream line asserts on ``.asm[...]``)."""
-    if rec["outcome"] not in ("wrong_result", "fail") or rec.get("exc_type") != "AssertionError":
+    if rec["outcome"] not in ("wrong_result", "fail") or \
+            rec.get("exc_type") not in ("AssertionError", "KeyError"):
         return False
-    if harness.is_code_text(rec.get("message", "")):
+    if rec["exc_type"] == "AssertionError" and harness.is_code_text(rec.get("message", "")):
         return True
     fname, _, lineno = rec.get("where", "").rpartition(":")
     try:
@@ -139,15 +147,27 @@ def run(args) -> dict:
     start = time.time()
     with tempfile.TemporaryDirectory(prefix="tj-conformance-") as tmp:
         import threading
-        threads = [threading.Thread(target=_run_shard, args=(args, i, Path(tmp), env))
+        stop, procs = threading.Event(), {}
+        threads = [threading.Thread(target=_run_shard, args=(args, i, Path(tmp), env, stop, procs))
                    for i in range(args.jobs)]
         for t in threads:
             t.start()
         for t in threads:
-            t.join()
+            t.join(None if not args.deadline else max(0.0, start + args.deadline - time.time()))
+        if any(t.is_alive() for t in threads):       # --deadline reached
+            stop.set()
+            for p in list(procs.values()):
+                p.kill()
+            for t in threads:
+                t.join()
         outcomes = {}
         for i in range(args.jobs):
             outcomes.update(_read_log(Path(tmp) / f"shard{i}.jsonl")[0])
+            selected = Path(tmp) / f"shard{i}.jsonl.selected"
+            for tid in (selected.read_text().split("\n") if selected.exists() else []):
+                if tid and tid not in outcomes:
+                    outcomes[tid] = {"id": tid, "outcome": "not_run",
+                                     "reason": f"not reached before --deadline {args.deadline} s"}
     return summarize(args, outcomes, time.time() - start)
 
 
@@ -164,7 +184,7 @@ def _cause(rec) -> str:
 
 # failure categories for the summary: (label, regex over "exc_type: message"), first match
 CATEGORIES = [
-    ("assertion on the compiled code's text (PTX / asm), values right", r"^code_text"),
+    ("assertion on (or lookup of) the compiled code's text: PTX / TTGIR", r"^code_text"),
     ("triton.reinterpret / TensorWrapper / str_to_ty", r"reinterpret|TensorWrapper|str_to_ty"),
     ("JITFunction._unsafe_update_src (patched template kernels)", r"_unsafe_update_src"),
     ("triton.TritonError hierarchy / must_use_result", r"TritonError|must_use_result"),
@@ -216,12 +236,14 @@ def summary_markdown(result: dict) -> str:
              f"{c.get('pass', 0)} of {result['applicable']} applicable tests pass "
              f"({100 * (result['pass_rate'] or 0):.1f}%); wrong results: "
              f"{c.get('wrong_result', 0)}; asserts on code text: {c.get('code_text', 0)}; "
-             f"counts: {c}.", "",
+             f"counts: {c}."
+             + (" **Partial**: stopped at --deadline; `not_run` tests were not reached."
+                if result.get("partial") else ""), "",
              "## Failures by cause", "", "| cause | tests | examples |", "| --- | --- | --- |"]
     for label, n, ids in categorize(result["outcomes"]):
         lines.append(f"| {label.replace('|', '/')} | {n} | {'<br>'.join(ids).replace('|', '/')} |")
     for kind, title in (("wrong_result", "Wrong results"),
-                        ("code_text", "Assertions on the compiled code's text (values right)")):
+                        ("code_text", "Assertions on (or lookups of) the compiled code's text")):
         lines += ["", f"## {title}", ""]
         lines += [f"- `{t}`: {r.get('message', '')[:200]}" for t, r in result["outcomes"].items()
                   if r["outcome"] == kind]
@@ -239,6 +261,7 @@ def summarize(args, outcomes: dict, seconds: float) -> dict:
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "commit": _git_commit(), "seconds": round(seconds, 1),
         "counts": dict(sorted(counts.items())), "applicable": applicable,
+        "partial": bool(counts.get("not_run")),
         "pass_rate": round(counts["pass"] / applicable, 4) if applicable else None,
         "causes": [{"count": n, "cause": c} for c, n in causes.most_common()],
         "outcomes": dict(sorted(outcomes.items())),
@@ -289,7 +312,14 @@ def expected_from(result: dict, sample: int) -> dict:
 def main(argv=None) -> int:
     args = _parse(argv)
     args.device = args.device or ("cuda" if args.backend == "cuda" else "cpu")
-    if args.rescore:
+    if args.merge:
+        parts = [json.loads(Path(p).read_text()) for p in args.merge]
+        for k in ("backend", "device", "sample"):
+            setattr(args, k, parts[0][k])
+        outcomes = {tid: rec for part in parts for tid, rec in part["outcomes"].items()}
+        result = summarize(args, outcomes, sum(p["seconds"] for p in parts))
+        result["command"] = " + ".join(p["command"] for p in parts)
+    elif args.rescore:
         old = json.loads(Path(args.rescore).read_text())
         table = harness.read_not_applicable(ROOT / "tests" / "conformance" / "not_applicable.txt")
         for tid, rec in old["outcomes"].items():
@@ -313,6 +343,7 @@ def main(argv=None) -> int:
     print(f"{args.backend}: {c.get('pass', 0)} of {result['applicable']} applicable pass "
           f"({100 * (result['pass_rate'] or 0):.1f}%), wrong results {c.get('wrong_result', 0)}, "
           f"code text {c.get('code_text', 0)}, "
+          f"{'PARTIAL (--deadline), ' if result.get('partial') else ''}"
           f"counts {c}, {result['seconds']} s -> {out}")
     if args.summary_md:
         Path(args.summary_md).write_text(summary_markdown(result))

@@ -44,3 +44,15 @@ def test_assert_on_message_is_fail():
     def check():
         assert "at 3:4" in err
     assert plugin.classify(_raised(check)) == "fail"
+
+
+def test_missing_ir_stage_is_code_text():
+    class H:
+        asm = {"ptx": PTX}
+    h = H()
+
+    def check():
+        h.asm["ttgir"].count("ttg.local_alloc")
+    with pytest.raises(KeyError) as info:
+        check()
+    assert plugin.classify(info) == "code_text"

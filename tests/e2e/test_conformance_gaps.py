@@ -111,3 +111,20 @@ def fp8_sum(X, Out):
 def test_fp8_sum_is_a_clear_error(backend):
     with pytest.raises(CompilationError, match="arithmetic on fp8 is not supported"):
         fp8_sum[(1,)](np.ones(8, np.float32), np.zeros(1, np.float32))
+
+
+@tilejit.jit
+def desc_copy(Src, Dst, BN: tl.constexpr):
+    s = tl.make_tensor_descriptor(Src, [8, 64], [64, 1], [8, BN])
+    d = tl.make_tensor_descriptor(Dst, [8, 64], [64, 1], [8, BN])
+    d.store([0, 0], s.load([0, 0]))
+
+
+def test_descriptor_block_needs_16_bytes(backend):
+    src = np.arange(512, dtype=np.int32).reshape(8, 64)
+    dst = np.zeros_like(src)
+    desc_copy[(1,)](src, dst, 4)                       # 4 * 4 bytes: the smallest allowed
+    np.testing.assert_array_equal(dst[:, :4], src[:, :4])
+    assert not dst[:, 4:].any()
+    with pytest.raises(CompilationError, match="Descriptor block shape must have at least 16 bytes"):
+        desc_copy[(1,)](src, dst, 2)

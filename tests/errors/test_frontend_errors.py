@@ -348,3 +348,21 @@ def test_kernel_without_source_is_a_compilation_error_naming_it():
         tilejit.jit(ns["typed_at_a_prompt"])
     text = str(info.value)
     assert "typed_at_a_prompt" in text and "<stdin>:1" in text and ".py file" in text
+
+
+@tilejit.jit
+def returns_by_flag(n):
+    if n == 0:
+        return tl.arange(0, 4)
+    else:
+        return tl.arange(0, 8)
+
+
+def test_return_type_mismatch_points_at_the_def():
+    @tilejit.jit
+    def k(x_ptr, n):
+        returns_by_flag(n)
+    err = compile_error(k)
+    assert err.line == k.first_line + 2
+    assert err.__cause__.line == returns_by_flag.first_line + 1
+    assert "at 1:0:" in str(err.__cause__) and "Return type mismatch" in str(err.__cause__)

@@ -25,7 +25,7 @@ from ..language.core import (TypeView, constexpr, constexpr_type, is_builtin, te
                              typed_literal)
 from ..runtime.jit import JITFunction
 from .astutil import is_internal_file, parse_function
-from .control import ControlFlowMixin
+from .control import ControlFlowMixin, ReturnTypeError
 from .elementwise import ElementwiseMixin
 from .errors import (CompilationError, KernelError, UnsupportedLanguageConstruct, called_from,
                      make_error)
@@ -121,7 +121,12 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
                 raise self.error(fndef, KernelError(
                     f"{p.name} marked as constexpr and listed in do_not_specialize: a constexpr "
                     "is always specialized; drop one of the two"))
-        self.visit_body(fndef.body)
+        try:
+            self.visit_body(fndef.body)
+        except CompilationError as e:
+            if isinstance(e.error, ReturnTypeError) and not isinstance(e.error, CompilationError):
+                raise self.error(fndef, e.error) from None
+            raise
         return self.ret_value
 
     def error(self, node, exc) -> CompilationError:
