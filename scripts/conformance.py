@@ -92,12 +92,16 @@ def _read_log(log: Path) -> tuple[dict, str | None]:
     return final, started
 
 
-def _run_shard(args, shard, tmp: Path, env):
+def _run_shard(args, shard, tmp: Path, env, command=None):
+    """One pytest process at a time for ``shard``, restarted after a test that hung or
+    crashed it.  ``command(args, shard, log, done)``: its command line (default
+    :func:`_pytest_cmd`; scripts/liger_tests.py passes its own)."""
+    command = command or _pytest_cmd
     log, done = tmp / f"shard{shard}.jsonl", tmp / f"shard{shard}.done"
     while True:
         final, _ = _read_log(log)
         done.write_text("\n".join(list(final) + list(args.exclude)))
-        proc = subprocess.Popen(_pytest_cmd(args, shard, log, done), cwd=ROOT, env=env,
+        proc = subprocess.Popen(command(args, shard, log, done), cwd=ROOT, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         out, _ = proc.communicate()
         final, hung = _read_log(log)
@@ -117,14 +121,14 @@ def _run_shard(args, shard, tmp: Path, env):
                                 "where": ""}) + "\n")
 
 
-def run(args) -> dict:
+def run(args, command=None) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     env.setdefault("TILEJIT_NUM_THREADS", "1")
     start = time.time()
     with tempfile.TemporaryDirectory(prefix="tj-conformance-") as tmp:
         import threading
-        threads = [threading.Thread(target=_run_shard, args=(args, i, Path(tmp), env))
+        threads = [threading.Thread(target=_run_shard, args=(args, i, Path(tmp), env, command))
                    for i in range(args.jobs)]
         for t in threads:
             t.start()
