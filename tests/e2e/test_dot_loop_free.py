@@ -47,3 +47,20 @@ def test_loop_free_dot(backend, M, N, K, warps, col_a, col_b, scale):
     xs = x.astype(np.float64) * (2.0 if scale else 1.0)
     want = xs @ y.astype(np.float64) + w
     np.testing.assert_allclose(z, want, rtol=1e-3, atol=1e-3 * np.sqrt(K))
+
+
+@tilejit.jit
+def dot_fp16_out(X, Y, Z, B: tl.constexpr):
+    r = tl.arange(0, B)
+    x = tl.load(X + r[:, None] * B + r[None, :])
+    y = tl.load(Y + r[:, None] * B + r[None, :])
+    tl.store(Z + r[:, None] * B + r[None, :], tl.dot(x, y, out_dtype=tl.float16))
+
+
+def test_loop_free_dot_with_fp16_result(backend):
+    rng = np.random.default_rng(5)
+    x, y = (rng.uniform(-1, 1, (64, 64)).astype(np.float16) for _ in range(2))
+    z = np.full((64, 64), np.nan, np.float16)
+    dot_fp16_out[(1,)](x, y, z, B=64)
+    want = x.astype(np.float64) @ y.astype(np.float64)
+    np.testing.assert_allclose(z.astype(np.float64), want, rtol=2e-2, atol=2e-2)

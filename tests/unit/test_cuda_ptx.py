@@ -533,3 +533,9 @@ def test_loop_free_dot_loads_fp16_operands_in_16_byte_chunks():
     assert set(re.findall(r"st\.global\.[\w.]+", ptx)) == {"st.global.v4.b32"}
     if tgt.find_ptxas():
         tgt.ptxas(ptx, 90)
+
+    # a dot with an fp16 result (the multiply-add path, rules_reduce) loads the same way
+    from test_dot_loop_free import dot_fp16_out
+    ptx = tilejit.compile(dot_fp16_out, signature={"X": "*fp16", "Y": "*fp16", "Z": "*fp16"},
+                          constexprs=dict(B=64), divisible_by_16=("X", "Y", "Z"), target="cuda:90").asm["ptx"]
+    assert set(re.findall(r"ld\.global\.[\w.]+", ptx)) == {"ld.global.v4.b32"}

@@ -68,10 +68,11 @@ def plan(lw, a_ty, b_ty, acc_ty):
 
 
 def widen_operand_chunks(lw):
-    """In a kernel without loops, the 2-byte operand tiles of its mma dots get 16-byte
+    """In a kernel without loops, the 2-byte operand tiles of its dots get 16-byte
     chunks (a blocked layout of 8 elements per chunk), so they load with
     ``ld.global.v4`` as Triton's do (layout.kernel_max_vec keeps 8-byte chunks for dot
-    kernels).  Loops leave the choice to their dot paths (async_pipeline.prepare)."""
+    kernels); the mma path and the multiply-add path (rules_reduce) take any blocked
+    layout.  Loops leave the choice to their dot paths (async_pipeline.prepare)."""
     from .layout import make_layout
     dots = []
     for o in lw.func.walk():
@@ -80,9 +81,9 @@ def widen_operand_chunks(lw):
         if isinstance(o, ops.DotOp):
             dots.append(o)
     for o in dots:
-        if plan_for_dot(lw, o) is None:
-            continue
         for ty in (o.a.type, o.b.type):
+            if T.mem_size(ty.element) != 2:
+                continue
             lay = make_layout(ty.shape, lw.threads, max_vec=8)
             if lay.vec == 8 and lay.exact:
                 lw._layouts[tuple(ty.shape)] = lay

@@ -18,6 +18,11 @@ use the classic reductions, with polynomials long enough for about 1 ulp of fp64
   an inaccurate value (docs/differences.md).
 * ``tanh``: ``t / (t + 2)``, ``t = expm1(2|x|)`` from ``exp`` and ``log`` (3 ulp).
 
+The sin/cos polynomial coefficients are fdlibm's (k_sin.c, k_cos.c: "Copyright (C) 1993
+by Sun Microsystems, Inc. All rights reserved.  Developed at SunSoft, a Sun
+Microsystems, Inc. business.  Permission to use, copy, modify, and distribute this
+software is freely granted, provided that this notice is preserved.").
+
 Only the builder and the target-independent intrinsics ``llvm.fma`` / ``llvm.rint`` /
 ``llvm.floor`` / ``llvm.fabs`` / ``llvm.copysign`` are needed, so the same code runs on the CPU in a unit test.
 """
