@@ -528,10 +528,24 @@ def span(v):
     return (info.lo - info.address, info.lo + info.nbytes - info.address), info.address
 
 
+_TENSOR_TYPES: dict = {}      # type -> whether a torch tensor type (memo)
+
+
+def _tensor_type(tp) -> bool:
+    got = _TENSOR_TYPES.get(tp)
+    if got is None:
+        from .arrays import is_torch_type
+        got = _TENSOR_TYPES[tp] = is_torch_type(tp) and hasattr(tp, "is_contiguous")
+    return got
+
+
 def fits(v, lo, hi) -> bool:
     """Whether array ``v`` spans the bytes [lo, hi) from its element 0."""
-    if type(v) is np.ndarray and v.flags.c_contiguous:
+    tp = type(v)
+    if tp is np.ndarray and v.flags.c_contiguous:
         return 0 <= lo and hi <= v.nbytes
+    if _tensor_type(tp) and v.is_contiguous():               # host or device tensors
+        return 0 <= lo and hi <= v.numel() * v.element_size()
     s = span(v)[0]
     return s[0] <= lo and hi <= s[1]
 
