@@ -73,6 +73,7 @@ def test_masked_elementwise_in_bounds_runs_and_past_n_raises(backend):
         add[(4,)](x, y, out, 101, BLOCK=32)          # n one too large
     if _compiled(backend):
         assert "argument 'x'" in str(e.value) and "refused before the launch" in str(e.value)
+        assert "test_arg_bounds.py:16" in str(e.value) and "n=101" in str(e.value)
         assert e.value.program_id == (3, 0, 0) and e.value.lane == 4
         assert (guard == -1).all()                   # nothing ran
     out = np.zeros(100, np.float32)
