@@ -2,9 +2,10 @@
 grid and the values of its integer arguments (``n``, strides), masks included.
 
 For each access whose address is a pointer argument plus offsets computed from
-program ids, grid sizes, ``tl.arange``, constants and integer arguments only (no value
-read from memory, none carried by a loop), :func:`accesses` keeps the slice of the IR
-that computes its offsets and its mask (once per compiled kernel).  At a launch:
+program ids, grid sizes, ``tl.arange``, constants, integer arguments and ``scf.for``
+induction variables only (no value read from memory, none carried from one iteration
+to the next), :func:`accesses` keeps the slice of the IR that computes its offsets and
+its mask (once per compiled kernel).  At a launch:
 
 * :func:`requirements` bounds the bytes each such access may touch, from the kernel's
   base pointer, by the range rules of the analysis (``analysis/ranges.py``) with the
@@ -16,12 +17,13 @@ that computes its offsets and its mask (once per compiled kernel).  At a launch:
 * Otherwise :func:`find_violation` looks for a lane that *certainly* leaves every
   array of the launch: it splits the grid into boxes of programs, drops boxes whose
   bound fits, and evaluates the few programs left exactly with the interpreter's rules
-  (the reference semantics, int32 wrap-around included).  Only such a lane is
-  reported (``OutOfBoundsError`` before anything runs); a bound that does not fit but
-  has no witness is not an error (the access may well stay inside).  Witnesses are
-  sought only for accesses every program performs (in the kernel's top block, no
-  ``device_assert`` or early ``return`` that could stop a program first) with masks
-  the launch determines.
+  (the reference semantics, int32 wrap-around included); loop iterations are
+  searched like programs where the launch fixes the loop's bounds.  Only such a lane
+  is reported (``OutOfBoundsError`` before anything runs); a bound that does not fit
+  but has no witness is not an error (the access may well stay inside).  Witnesses
+  are sought only for accesses every program performs (in the kernel's top block or
+  in ``scf.for`` bodies there, no ``device_assert`` or early ``return`` that could
+  stop a program first) with masks the launch determines.
 
 The narrowing is sound lane by lane: a value compared in the mask is narrowed only
 where it reaches the address through elementwise ops, splats, broadcasts and
