@@ -73,6 +73,7 @@ def test_masked_elementwise_in_bounds_runs_and_past_n_raises(backend):
         add[(4,)](x, y, out, 101, BLOCK=32)          # n one too large
     if _compiled(backend):
         assert "argument 'x'" in str(e.value) and "refused before the launch" in str(e.value)
+        assert "test_arg_bounds.py:16" in str(e.value) and "n=101" in str(e.value)
         assert e.value.program_id == (3, 0, 0) and e.value.lane == 4
         assert (guard == -1).all()                   # nothing ran
     out = np.zeros(100, np.float32)
@@ -153,3 +154,28 @@ def test_torch_tensors_are_checked(backend):
         add[(4,)](x, y, out, 128, BLOCK=32)
     if _compiled(backend):
         assert not out.any()
+
+
+@tilejit.jit
+def row_sums(x, out, N, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, N, BLOCK):               # the induction variable bounds the offsets
+        cols = off + tl.arange(0, BLOCK)
+        acc += tl.load(x + row * stride + cols, mask=cols < N, other=0.0)
+    tl.store(out + row, tl.sum(acc, axis=0))
+
+
+def test_loop_over_columns(backend):
+    rows_, n = 3, 100
+    x = np.arange(rows_ * n, dtype=np.float32)
+    out = np.zeros(rows_, np.float32)
+    for _ in range(2):
+        row_sums[(rows_,)](x, out, n, n, BLOCK=32)
+        np.testing.assert_array_equal(out, x.reshape(rows_, n).sum(1))
+    out[:] = 0
+    with pytest.raises(IndexError, match="row_sums") as e:
+        row_sums[(rows_,)](x, out, n + 1, n, BLOCK=32)   # the last row reads x[300]
+    if _compiled(backend):
+        assert "argument 'x'" in str(e.value) and "off = 96" in str(e.value)
+        assert e.value.program_id == (2, 0, 0) and not out.any()

@@ -72,6 +72,10 @@ def _check_raises(kernel, grid, args) -> bool:
 
 @pytest.mark.parametrize("kernel", [lt_n, both_sides, unmasked, rows])
 def test_launch_check_agrees_with_the_interpreter(kernel):
+    _agree(kernel)
+
+
+def _agree(kernel):
     rng = np.random.default_rng(zlib.crc32(kernel.__name__.encode()))
     raised = 0
     for _ in range(40):
@@ -80,10 +84,24 @@ def test_launch_check_agrees_with_the_interpreter(kernel):
         out = np.zeros(g * 32, np.float32)
         n = int(rng.integers(1, 100))
         s = int(rng.choice([1, 2, 3, -1]))
-        c = int(rng.integers(-4, 20 if kernel is rows else 5))
+        c = int(rng.integers(-4, 20 if kernel in (rows, looped) else 5))
         args = (x, out, n, s, c, out.size)
         expect = _interpreter_oob(kernel, (g,), args)
         got = _check_raises(kernel, (g,), args)
         assert got == expect, (kernel.__name__, g, x.size, n, s, c)
         raised += got
     assert 0 < raised < 40          # both outcomes were exercised
+
+
+@tilejit.jit
+def looped(x, out, n, s, c, nout, B: tl.constexpr):
+    r = tl.program_id(0)
+    acc = tl.zeros([B], dtype=tl.float32)
+    for k in range(c, n, B):
+        o = k + tl.arange(0, B)
+        acc += tl.load(x + r * s + o, mask=o < n, other=0)
+    tl.store(out + r * B + tl.arange(0, B), acc, mask=r * B + tl.arange(0, B) < nout)
+
+
+def test_launch_check_in_loops_agrees_with_the_interpreter():
+    _agree(looped)

@@ -2,9 +2,10 @@
 grid and the values of its integer arguments (``n``, strides), masks included.
 
 For each access whose address is a pointer argument plus offsets computed from
-program ids, grid sizes, ``tl.arange``, constants and integer arguments only (no value
-read from memory, none carried by a loop), :func:`accesses` keeps the slice of the IR
-that computes its offsets and its mask (once per compiled kernel).  At a launch:
+program ids, grid sizes, ``tl.arange``, constants, integer arguments and ``scf.for``
+induction variables only (no value read from memory, none carried from one iteration
+to the next), :func:`accesses` keeps the slice of the IR that computes its offsets and
+its mask (once per compiled kernel).  At a launch:
 
 * :func:`requirements` bounds the bytes each such access may touch, from the kernel's
   base pointer, by the range rules of the analysis (``analysis/ranges.py``) with the
@@ -16,12 +17,13 @@ that computes its offsets and its mask (once per compiled kernel).  At a launch:
 * Otherwise :func:`find_violation` looks for a lane that *certainly* leaves every
   array of the launch: it splits the grid into boxes of programs, drops boxes whose
   bound fits, and evaluates the few programs left exactly with the interpreter's rules
-  (the reference semantics, int32 wrap-around included).  Only such a lane is
-  reported (``OutOfBoundsError`` before anything runs); a bound that does not fit but
-  has no witness is not an error (the access may well stay inside).  Witnesses are
-  sought only for accesses every program performs (in the kernel's top block, no
-  ``device_assert`` or early ``return`` that could stop a program first) with masks
-  the launch determines.
+  (the reference semantics, int32 wrap-around included); loop iterations are
+  searched like programs where the launch fixes the loop's bounds.  Only such a lane
+  is reported (``OutOfBoundsError`` before anything runs); a bound that does not fit
+  but has no witness is not an error (the access may well stay inside).  Witnesses
+  are sought only for accesses every program performs (in the kernel's top block or
+  in ``scf.for`` bodies there, no ``device_assert`` or early ``return`` that could
+  stop a program first) with masks the launch determines.
 
 The narrowing is sound lane by lane: a value compared in the mask is narrowed only
 where it reaches the address through elementwise ops, splats, broadcasts and
@@ -95,10 +97,10 @@ def _collect(func) -> list:
         sl.update(msl)
         sl.update((id(c), c) for c in chain)
         order = tuple(sorted(sl.values(), key=lambda o: position[id(o)]))
-        used = [v for o in order for v in o.operands] + [mask]
+        used = [v for o in order for v in _ins(o)] + [mask]
         scalars = tuple(sorted({args[id(v)].name for v in used if v is not None
                                 and id(v) in args and v is not base}))
-        exact = (not stops and op.parent is func.block and not opaque_mask)
+        exact = not stops and not opaque_mask and _runs_always(op, func, sl)
         out.append(Access(args[id(base)].name, op, op.ptr, mask, order,
                           Steps(order, mask, len(op.ptr.type.shape)), scalars,
                           len(op.ptr.type.shape),
@@ -128,6 +130,38 @@ def _evaluable(op) -> bool:
         or op.has_trait("side_effect"))
 
 
+def _loop_of(v):
+    """The ``scf.for`` whose induction variable ``v`` is, or None."""
+    block = v.owner
+    region = getattr(block, "parent", None)
+    loop = getattr(region, "parent", None)
+    if isinstance(loop, ops.ForOp) and loop.body is block and block.args[0] is v:
+        return loop
+    return None
+
+
+def _ins(op):
+    """The values a slice op reads (a loop: its bounds only)."""
+    return (op.lb, op.ub, op.step) if isinstance(op, ops.ForOp) else op.operands
+
+
+def _outs(op):
+    """The values a slice op defines (a loop: its induction variable)."""
+    return (op.induction_var,) if isinstance(op, ops.ForOp) else op.results
+
+
+def _runs_always(op, func, loops) -> bool:
+    """Whether ``op`` runs in every program, once per iteration of the loops of
+    ``loops`` around it (nothing else around it)."""
+    block = op.parent
+    while block is not func.block:
+        loop = getattr(getattr(block, "parent", None), "parent", None)
+        if not isinstance(loop, ops.ForOp) or loop.body is not block or id(loop) not in loops:
+            return False
+        block = loop.parent
+    return True
+
+
 def _slice(roots, args, base):
     """(id -> op of the evaluable ops ``roots`` are computed by, ids of the values
     whose ranges are unknown there)."""
@@ -139,6 +173,11 @@ def _slice(roots, args, base):
         seen.add(id(v))
         op = v.op
         if op is None:
+            loop = _loop_of(v)
+            if loop is not None:             # an induction variable: bounded by its loop
+                ops_[id(loop)] = loop
+                stack += [loop.lb, loop.ub, loop.step]
+                continue
             a = args.get(id(v))
             if a is None or v is base or v.type.element.is_ptr() or v.type.shape:
                 opaque.add(id(v))
@@ -158,20 +197,26 @@ class Steps:
     users of each value; the pointer steps (addptr, shape ops)."""
 
     def __init__(self, order, mask=None, rank=0):
-        made = {id(v) for op in order for v in op.results}
+        made = {id(v) for op in order for v in _outs(op)}
         self.initial = {}
         self.values = {}
         self.users: dict = {}
+        self.loops = [op for op in order if isinstance(op, ops.ForOp)]
+        self.loop_index = {id(op): j for j, op in enumerate(self.loops)}
         for op in order:
-            for x in op.operands:
+            for x in _ins(op):
                 self.values[id(x)] = x
                 self.users.setdefault(id(x), []).append(op)
                 if id(x) not in made:
                     self.initial[id(x)] = type_range(x.type)
         self.ranges, self.pointers = [], []
         for op in order:
-            for v in op.results:
+            for v in _outs(op):
                 self.values[id(v)] = v
+            if isinstance(op, ops.ForOp):
+                iv = op.induction_var
+                self.ranges.append((op, _loop_rule, [(id(iv), type_range(iv.type))]))
+                continue
             if op.results and op.result.type.element.is_ptr():
                 if isinstance(op, ops.AddPtrOp):
                     self.pointers.append((id(op.result), id(op.ptr), id(op.offset),
@@ -179,7 +224,7 @@ class Steps:
                 elif isinstance(op, _PTR_SHAPE):
                     self.pointers.append((id(op.result), id(op.src), None, 0))
                 continue
-            rule = None if isinstance(op, ops.ProgramIdOp) else RANGE_RULES.lookup(type(op))
+            rule = _pid_rule if isinstance(op, ops.ProgramIdOp) else RANGE_RULES.lookup(type(op))
             outs = [(id(v), type_range(v.type) if is_int_type(v.type) else None)
                     for v in op.results]
             self.ranges.append((op, rule, outs))
@@ -195,9 +240,11 @@ class _Ranges:
 
     grid_bound = None
 
-    def __init__(self, grid, r):
+    def __init__(self, grid, r, box=None, steps=None):
         self.grid = grid
         self.r = r
+        self.box = box
+        self.steps = steps
 
     def range(self, v):
         try:
@@ -207,6 +254,29 @@ class _Ranges:
 
     def axis(self, v):
         return unknown_axis(v.type)
+
+
+def _pid_rule(op, ctx):
+    """A program id: the programs of the box."""
+    return [ctx.box[op.axis]]
+
+
+def _loop_rule(op, ctx):
+    """An induction variable: the iterations of the box when it names them (the loop's
+    start and step known), else every value the loop can give it."""
+    lb, ub, st = ctx.range(op.lb), ctx.range(op.ub), ctx.range(op.step)
+    if lb is None or ub is None or st is None:
+        return [type_range(op.induction_var.type)]
+    j = 3 + ctx.steps.loop_index[id(op)]
+    k = ctx.box[j] if len(ctx.box) > j else None
+    if k is not None and lb[0] == lb[1] and st[0] == st[1]:
+        a, b = lb[0] + k[0] * st[0], lb[0] + k[1] * st[0]
+        return [(min(a, b), max(a, b))]
+    if st[0] > 0:
+        return [(lb[0], max(lb[0], ub[1] - 1))]
+    if st[1] < 0:
+        return [(min(lb[1], ub[0] + 1), lb[1])]
+    return [(min(lb[0], ub[0] + 1), max(lb[1], ub[1] - 1))]
 
 
 def _pointee_bytes(ptr_type) -> int:
@@ -220,9 +290,9 @@ def _ranges(steps, grid, box, values, pins):
     r = dict(steps.initial)
     for v, x in values:
         r[id(v)] = (int(x), int(x)) if is_int_type(v.type) else None
-    ctx = _Ranges(grid, r)
+    ctx = _Ranges(grid, r, box, steps)
     for op, rule, outs in steps.ranges:
-        got = [box[op.axis]] if rule is None else rule(op, ctx)
+        got = rule(op, ctx)
         for (vid, tr), e in zip(outs, got):
             if e is None or tr is None:
                 r[vid] = None
@@ -365,11 +435,13 @@ class Violation(NamedTuple):
     lane: int
     offset: int           # bytes from the base pointer
     address: int
+    loops: tuple          # (name, value) of the induction variables in that iteration
 
 
-def _exact(func, acc, grid, pid, values, base, buffers):
-    """The first active lane of program ``pid`` whose element lies outside every
-    buffer, evaluated with the interpreter's rules; a :class:`Violation` or None."""
+def _exact(func, acc, grid, pid, ivs, values, base, buffers):
+    """The first active lane of program ``pid`` (in the loop iteration where the
+    induction variables have the values ``ivs``, id -> int) whose element lies outside
+    every buffer, evaluated with the interpreter's rules; a :class:`Violation` or None."""
     from ..interpreter import numerics as nm
     from ..interpreter.driver import Context, _rule_for
     from ..interpreter.memory import Memory
@@ -383,6 +455,10 @@ def _exact(func, acc, grid, pid, values, base, buffers):
     try:
         with np.errstate(all="ignore"):
             for op in acc.order:
+                if isinstance(op, ops.ForOp):
+                    iv = op.induction_var
+                    env[id(iv)] = nm.to_scalar(ivs[id(iv)], iv.type.element)
+                    continue
                 res = _rule_for(op)(ctx, op, [env[id(v)] for v in op.operands])
                 for v, x in zip(op.results, res):
                     env[id(v)] = x
@@ -402,14 +478,34 @@ def _exact(func, acc, grid, pid, values, base, buffers):
     if not bad.size:
         return None
     lane = int(bad[0])
-    return Violation(acc, pid, lane, int(offs[lane]), int(addr[lane]))
+    loops = tuple((op.induction_var.name_hint or "iv", ivs[id(op.induction_var)])
+                  for op in acc.steps.loops)
+    return Violation(acc, pid, lane, int(offs[lane]), int(addr[lane]), loops)
+
+
+def _iterations(acc, grid, values):
+    """(lb, step, trip count) of each loop around ``acc`` whose bounds the launch
+    fixes (the same in every program), or None when one is not fixed."""
+    r = _ranges(acc.steps, grid, tuple((0, g - 1) for g in grid), values, {})
+    out = []
+    for loop in acc.steps.loops:
+        lb, ub, st = (r.get(id(x)) for x in (loop.lb, loop.ub, loop.step))
+        if None in (lb, ub, st) or lb[0] != lb[1] or ub[0] != ub[1] or st[0] != st[1] \
+                or st[0] == 0:
+            return None
+        out.append((lb[0], st[0], len(range(lb[0], ub[0], st[0]))))
+    return out
 
 
 def find_violation(func, acc, grid, values, base, span, buffers):
     """A lane of ``acc`` in a launch over ``grid`` certainly outside every buffer, or
-    None: boxes of programs whose bound fits ``span`` ([lo, hi) bytes of the base
-    argument's array) are dropped, single programs left are evaluated exactly."""
-    boxes = [tuple((0, g - 1) for g in grid)]
+    None: boxes of programs (and loop iterations) whose bound fits ``span`` ([lo, hi)
+    bytes of the base argument's array) are dropped, single programs left are
+    evaluated exactly."""
+    loops = _iterations(acc, grid, values)
+    if loops is None or any(n == 0 for _lb, _st, n in loops):
+        return None
+    boxes = [tuple((0, g - 1) for g in grid) + tuple((0, n - 1) for _lb, _st, n in loops)]
     nboxes = nexact = 0
     while boxes:
         box = boxes.pop()
@@ -419,13 +515,16 @@ def find_violation(func, acc, grid, values, base, span, buffers):
         iv = interval(acc, grid, box, values)
         if iv is None or (span[0] <= iv[0] and iv[1] <= span[1]):
             continue
-        axis = max(range(3), key=lambda a: box[a][1] - box[a][0])
+        axis = max(range(len(box)), key=lambda a: box[a][1] - box[a][0])
         first, last = box[axis]
         if first == last:
             nexact += 1
             if nexact > _EXACT_BUDGET:
                 return None
-            got = _exact(func, acc, grid, tuple(b[0] for b in box), values, base, buffers)
+            ivs = {id(op.induction_var): lb + st * box[3 + j][0]
+                   for j, (op, (lb, st, _n)) in enumerate(zip(acc.steps.loops, loops))}
+            got = _exact(func, acc, grid, tuple(b[0] for b in box[:3]), ivs, values, base,
+                         buffers)
             if got is not None:
                 return got
             continue
@@ -528,10 +627,24 @@ def span(v):
     return (info.lo - info.address, info.lo + info.nbytes - info.address), info.address
 
 
+_TENSOR_TYPES: dict = {}      # type -> whether a torch tensor type (memo)
+
+
+def _tensor_type(tp) -> bool:
+    got = _TENSOR_TYPES.get(tp)
+    if got is None:
+        from .arrays import is_torch_type
+        got = _TENSOR_TYPES[tp] = is_torch_type(tp) and hasattr(tp, "is_contiguous")
+    return got
+
+
 def fits(v, lo, hi) -> bool:
     """Whether array ``v`` spans the bytes [lo, hi) from its element 0."""
-    if type(v) is np.ndarray and v.flags.c_contiguous:
+    tp = type(v)
+    if tp is np.ndarray and v.flags.c_contiguous:
         return 0 <= lo and hi <= v.nbytes
+    if _tensor_type(tp) and v.is_contiguous():               # host or device tensors
+        return 0 <= lo and hi <= v.numel() * v.element_size()
     s = span(v)[0]
     return s[0] <= lo and hi <= s[1]
 
@@ -577,6 +690,7 @@ def _error(kernel_name, w: Violation, param, arr, s, grid, given):
     shape = getattr(arr, "shape", None)
     shape = tuple(shape) if shape is not None else "?"
     args = "".join(f", {n}={v!r}" for n, v in given)
+    args += "".join(f", in the iteration where {n} = {v}" for n, v in w.loops)
     msg = (f"launch check: the {what} through argument '{param}' reaches element "
            f"{w.offset // size} (lane {w.lane}), {where}: the array passed for '{param}' "
            f"has shape {shape} ({s[1] - s[0]} bytes) and no other argument holds that "
