@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from tests.conformance import harness  # noqa: E402
 
-FAILING = ("fail", "wrong_result", "error", "timeout", "crash", "collect_error")
+FAILING = ("fail", "wrong_result", "code_text", "error", "timeout", "crash", "collect_error")
 
 
 def _parse(argv):
@@ -117,6 +117,21 @@ def _run_shard(args, shard, tmp: Path, env):
                                 "where": ""}) + "\n")
 
 
+def _asserts_code_text(rec) -> bool:
+    """An earlier run's assertion failure whose subject is compiled code's text (its
+    message quotes the code, or the upstream line asserts on ``.asm[...]``)."""
+    if rec["outcome"] not in ("wrong_result", "fail") or rec.get("exc_type") != "AssertionError":
+        return False
+    if harness.is_code_text(rec.get("message", "")):
+        return True
+    fname, _, lineno = rec.get("where", "").rpartition(":")
+    try:
+        lines = (harness.upstream_dir() / harness.TEST_SUBDIR / fname).read_text().splitlines()
+        return ".asm[" in lines[int(lineno) - 1]
+    except (OSError, ValueError, IndexError):
+        return False
+
+
 def run(args) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
@@ -149,6 +164,7 @@ def _cause(rec) -> str:
 
 # failure categories for the summary: (label, regex over "exc_type: message"), first match
 CATEGORIES = [
+    ("assertion on the compiled code's text (PTX / asm), values right", r"^code_text"),
     ("triton.reinterpret / TensorWrapper / str_to_ty", r"reinterpret|TensorWrapper|str_to_ty"),
     ("JITFunction._unsafe_update_src (patched template kernels)", r"_unsafe_update_src"),
     ("triton.TritonError hierarchy / must_use_result", r"TritonError|must_use_result"),
@@ -199,13 +215,16 @@ def summary_markdown(result: dict) -> str:
              "", f"`{result['command']}` at {result['commit'][:10]}, {result['date']}.", "",
              f"{c.get('pass', 0)} of {result['applicable']} applicable tests pass "
              f"({100 * (result['pass_rate'] or 0):.1f}%); wrong results: "
-             f"{c.get('wrong_result', 0)}; counts: {c}.", "",
+             f"{c.get('wrong_result', 0)}; asserts on code text: {c.get('code_text', 0)}; "
+             f"counts: {c}.", "",
              "## Failures by cause", "", "| cause | tests | examples |", "| --- | --- | --- |"]
     for label, n, ids in categorize(result["outcomes"]):
         lines.append(f"| {label.replace('|', '/')} | {n} | {'<br>'.join(ids).replace('|', '/')} |")
-    lines += ["", "## Wrong results", ""]
-    lines += [f"- `{t}`: {r.get('message', '')[:200]}" for t, r in result["outcomes"].items()
-              if r["outcome"] == "wrong_result"]
+    for kind, title in (("wrong_result", "Wrong results"),
+                        ("code_text", "Assertions on the compiled code's text (values right)")):
+        lines += ["", f"## {title}", ""]
+        lines += [f"- `{t}`: {r.get('message', '')[:200]}" for t, r in result["outcomes"].items()
+                  if r["outcome"] == kind]
     return "\n".join(lines) + "\n"
 
 
@@ -277,6 +296,8 @@ def main(argv=None) -> int:
             reason = harness.not_applicable_reason(tid, table)
             if reason is not None:
                 old["outcomes"][tid] = {"id": tid, "outcome": "not_applicable", "reason": reason}
+            elif _asserts_code_text(rec):
+                rec["outcome"] = "code_text"
         for k in ("backend", "device", "sample"):
             setattr(args, k, old[k])
         result = summarize(args, old["outcomes"], old["seconds"])
@@ -291,6 +312,7 @@ def main(argv=None) -> int:
     c = result["counts"]
     print(f"{args.backend}: {c.get('pass', 0)} of {result['applicable']} applicable pass "
           f"({100 * (result['pass_rate'] or 0):.1f}%), wrong results {c.get('wrong_result', 0)}, "
+          f"code text {c.get('code_text', 0)}, "
           f"counts {c}, {result['seconds']} s -> {out}")
     if args.summary_md:
         Path(args.summary_md).write_text(summary_markdown(result))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import faulthandler
 import json
 import os
+import re
 import shutil
 import signal
 import traceback
@@ -229,8 +230,10 @@ _MESSAGE_CHECK = ("str(", "err", "msg", "message", "match", "inner", "outer", ".
 def classify(excinfo) -> str:
     """``wrong_result``: an AssertionError raised by the test's own comparison of values
     (an ``assert`` in the upstream file or numpy/torch's testing helpers), not by tilejit
-    and not one checking an error message or compiler text; ``timeout``; ``fail``: any
-    other exception (an unsupported feature, a crash, a message that differs...)."""
+    and not one checking an error message or compiler text; ``code_text``: an assert on
+    the compiled code's text (PTX, LLVM IR...) after the values were checked; ``timeout``;
+    ``fail``: any other exception (an unsupported feature, a crash, a message that
+    differs...)."""
     if excinfo is None:
         return "fail"
     if excinfo.errisinstance(_Timeout):
@@ -244,9 +247,24 @@ def classify(excinfo) -> str:
     if "/tilejit/" in inner and "/tests/" not in inner:
         return "fail"
     line = (frames[-1].line or "") if frames else ""
+    if _asserts_code_text(excinfo, line):
+        return "code_text"
     if any(m in line for m in _MESSAGE_CHECK) or line.strip().startswith("assert False"):
         return "fail"
     return "wrong_result"
+
+
+def _asserts_code_text(excinfo, line: str) -> bool:
+    """Whether the failing assert's subject is compiled code's text (``h.asm["ptx"]``, or a
+    name bound to it such as ``ptx``): the numbers were right, the code's shape differs."""
+    if ".asm[" in line or harness.is_code_text(str(excinfo.value)):
+        return True
+    tb = excinfo.tb
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    scope = tb.tb_frame.f_locals
+    return any(harness.is_code_text(scope.get(name))
+               for name in re.findall(r"[A-Za-z_]\w*", line))
 
 
 def _describe(longrepr, excinfo):

@@ -166,12 +166,18 @@ def bad_helper(v):
 
 
 def test_error_inside_user_helper_points_into_helper():
+    """As Triton chains it: the error at the call site, the helper's error (at its own
+    line) as the cause, and both shown in the message."""
     @tilejit.jit
     def k(x_ptr, n):
         tl.store(x_ptr, bad_helper(n))
     err = compile_error(k)
-    assert err.line == bad_helper.first_line + 3
-    assert "tl.arange(0, w)" in str(err)
+    assert err.line == k.first_line + 2 and isinstance(err, ValueError)
+    inner = err.__cause__
+    assert isinstance(inner, CompilationError) and inner.line == bad_helper.first_line + 3
+    assert "tl.arange(0, w)" in str(inner) and "at 3:11:" in str(inner)
+    assert "bad_helper(n)" in str(err) and "tl.arange(0, w)" in str(err)
+    assert "in the @jit function 'bad_helper' called here" in str(err)
 
 
 def test_error_inside_library_points_at_call_site():

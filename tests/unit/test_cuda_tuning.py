@@ -62,8 +62,8 @@ def _ptx():
 def test_lowering_reads_the_options():
     """The same kernel under two tunings: the ordered PTX atom, or LLVM atomics + fences."""
     shipped = _ptx()
-    assert "atom.acq_rel.gpu.global.cas.b32" in shipped
+    assert "atom.global.acq_rel.gpu.cas.b32" in shipped
     with use_options(cuda=replace(get_options().cuda, ordered_atom_asm=False)):
         plain = _ptx()
-    assert "atom.acq_rel" not in plain and "fence.acq_rel.gpu" in plain
+    assert "atom.global.acq_rel" not in plain and "atom.acq_rel" not in plain and "fence.acq_rel.gpu" in plain
     assert _ptx() == shipped

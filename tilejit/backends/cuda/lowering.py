@@ -119,6 +119,8 @@ class Lowering:
             from .hoist_loads import hoist_branch_loads
             hoist_branch_loads(self.func)   # a branch's loads issued before it (hoist_loads.py)
         prepare(self)
+        from .rules_mma import widen_operand_chunks
+        widen_operand_chunks(self)          # loop-free dot kernels: 16-byte operand loads
         self.remat = remat_start(self)      # recompute cheap values after reductions (remat.py)
         self.lower_block(self.func.block)
         if not self.b.block.is_terminated:

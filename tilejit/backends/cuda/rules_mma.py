@@ -67,6 +67,27 @@ def plan(lw, a_ty, b_ty, acc_ty):
     return None if best is None else best[1]
 
 
+def widen_operand_chunks(lw):
+    """In a kernel without loops, the 2-byte operand tiles of its mma dots get 16-byte
+    chunks (a blocked layout of 8 elements per chunk), so they load with
+    ``ld.global.v4`` as Triton's do (layout.kernel_max_vec keeps 8-byte chunks for dot
+    kernels).  Loops leave the choice to their dot paths (async_pipeline.prepare)."""
+    from .layout import make_layout
+    dots = []
+    for o in lw.func.walk():
+        if isinstance(o, (ops.ForOp, ops.WhileOp)):
+            return
+        if isinstance(o, ops.DotOp):
+            dots.append(o)
+    for o in dots:
+        if plan_for_dot(lw, o) is None:
+            continue
+        for ty in (o.a.type, o.b.type):
+            lay = make_layout(ty.shape, lw.threads, max_vec=8)
+            if lay.vec == 8 and lay.exact:
+                lw._layouts[tuple(ty.shape)] = lay
+
+
 def plan_for_dot(lw, dot_op):
     forced = getattr(lw, "forced_ml", {}).get(dot_op)     # mma_rows: a row region's dots
     if forced is not None:
