@@ -348,10 +348,6 @@ def _dot_register_a(lw, op, ml, afr):
     if ring is not None:
         from .rows_ring import ring_dot
         return Tile(ring_dot(lw, op, ml, afr, acc.regs, kind, ring), ml)
-    pre = getattr(lw, "prestaged", {}).pop(op, None)
-    if pre is not None and pre[3] == lw.smem_calls:      # staged at the top of the body, intact
-        base, boff, kmajor, _ = pre
-        return Tile(_ldmatrix_dot(lw, ml, kind, (M, K, N), base, boff, list(acc.regs), afr, kmajor), ml)
     bt = lw.raw(op.b)
     kmajor = isinstance(bt.layout, TransposedLayout)
     b_ = Tile(bt.regs, bt.layout.inner) if kmajor else lw.get(op.b)
