@@ -210,6 +210,17 @@ def check_bounds(kernel, kernel_name, grid, names, vals, buffers) -> bool:
     return _bounds.check_launch(kernel, kernel_name, grid, names, vals, buffers)
 
 
+def bounds_scalars(kernel, names) -> frozenset:
+    """Indices of the integer arguments the bounds of the kernel's checked accesses read."""
+    return frozenset(i for _v, i in _bounds.plan(kernel, names).scalars)
+
+
+def param_bounds(kernel, grid, names, vals) -> dict:
+    """Parameter index -> [lo, hi) bytes the checked accesses reach for ``grid`` and the
+    integer arguments in ``vals``."""
+    return {i: (lo, hi) for i, lo, hi in _bounds.per_param(kernel, grid, names, vals)}
+
+
 def express_bounds(kernel, names, run, general):
     """The express lane's ``run`` with :func:`bounds_fit` first (per launch: the grid
     and the integer arguments read make a key; two comparisons per checked array); a

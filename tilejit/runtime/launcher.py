@@ -235,12 +235,13 @@ class Launcher:
             self.native = native_go.NativeLane(self.go_python)
             self.go = self.native.go
             self.fn._last_launch = None      # kernel[grid] now calls the native lane
-        bounds = {}
-        if _checks.has_bounds(kernel):
-            bounds = {self.index[n]: iv for n, iv in _checks.grid_bounds(kernel, g, self.names).items()}
+        bounds, pinned = {}, frozenset()
+        if _checks.has_bounds(kernel):     # exact for this grid and these integer arguments
+            bounds = _checks.param_bounds(kernel, g, self.names, vals)
+            pinned = _checks.bounds_scalars(kernel, self.names)
         written = _checks.written_params(kernel, self.names)
         try:
-            self.native.offer(kernel, self.plan, args, kwargs, vals, opts, g, written, bounds)
+            self.native.offer(kernel, self.plan, args, kwargs, vals, opts, g, written, bounds, pinned)
         except Exception:      # noqa: BLE001 - an optimisation: the Python lane stays
             self.native.clear()
 

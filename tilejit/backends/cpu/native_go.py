@@ -306,6 +306,8 @@ class _Gen:
         in32 = b.and_(b.icmp_signed(">=", x, self.const(-2 ** 31)), b.icmp_signed("<=", x, self.const(_I32_MAX)))
         cls = b.add(cls, b.select(in32, self.const(0), self.const(100)))
         self.require(b.icmp_signed("==", cls, self.at(rec, 1)))
+        pinned = b.icmp_unsigned("!=", self.at(rec, 3), self.const(0))
+        self.require(b.or_(b.not_(pinned), b.icmp_signed("==", x, self.at(rec, 4))))
         return x
 
     def value_F(self, v, rec):
@@ -444,9 +446,11 @@ class _Spec:
         return bool(self.words[H_BUSY])
 
 
-def _param_record(spec, r, v, is_cx, spec_flag, written, need_bytes, offset):
+def _param_record(spec, r, v, is_cx, spec_flag, written, need_bytes, offset, pinned=False):
     """Fill parameter record ``r`` for value ``v`` (``offset``: its launch value's byte
-    offset in the block); False when the native lane does not take such a value."""
+    offset in the block; ``pinned``: an ``int`` the lane then requires equal to ``v``, one
+    the access bounds were computed with); False when the native lane does not take such
+    a value."""
     t = type(v)
     spec.set(r + 6, offset)
     if is_cx:
@@ -474,7 +478,11 @@ def _param_record(spec, r, v, is_cx, spec_flag, written, need_bytes, offset):
         spec.set(r, K_INT)
         spec.set(r + 1, cls + (0 if -2 ** 31 <= v <= _I32_MAX else 100))
         spec.set(r + 2, int(spec_flag))
+        spec.set(r + 3, int(pinned))
+        spec.set(r + 4, v if pinned else 0)
         return True
+    if pinned:
+        return False
     kind = {float: K_FLOAT, bool: K_BOOL}.get(t)
     if kind is None:
         return False
@@ -517,12 +525,15 @@ class NativeLane:
         self.slot.specs = [s for s in self.slot.specs
                            if s.busy or ctypes.addressof(s.words) == current]
 
-    def offer(self, kernel, plan, args, kwargs, vals, options, grid, written, bounds) -> bool:
+    def offer(self, kernel, plan, args, kwargs, vals, options, grid, written, bounds,
+              pinned=frozenset()) -> bool:
         """Make the lane run ``kernel`` for calls shaped like ``args``/``kwargs`` whose
         values match ``vals`` as the express key does (``plan``: the launcher's
         (name, is_constexpr, specialize) per parameter; ``written``: parameter names
         the kernel writes through; ``bounds``: index -> [lo, hi) bytes the kernel's
-        bounded accesses reach for ``grid``, which the lane then requires exactly).
+        bounded accesses reach for ``grid``, which the lane then requires exactly;
+        ``pinned``: indices of the integer arguments those bounds were computed with,
+        which the lane then requires equal to their values in ``vals``).
         False (and the lane unchanged) when it cannot take them."""
         inline = getattr(kernel, "inline_programs", None)
         if not AVAILABLE or inline is None or not options.native_call:
@@ -540,7 +551,7 @@ class NativeLane:
             if lo < 0 or (hi and type(v) is not np.ndarray):
                 return False
             if not _param_record(spec, HEADER + nkw + REC * i, v, is_cx, spec_flag, name in written, hi,
-                                 8 * slot):
+                                 8 * slot, i in pinned):
                 return False
             slot += not is_cx
         limits = inline()
