@@ -100,13 +100,17 @@ def _read_log(log: Path) -> tuple[dict, str | None]:
     return final, started
 
 
-def _run_shard(args, shard, tmp: Path, env, stop, procs):
+def _run_shard(args, shard, tmp: Path, env, stop, procs, command=None):
+    """One pytest process at a time for ``shard``, restarted after a test that hung or
+    crashed it, until ``stop`` (--deadline).  ``command(args, shard, log, done)``: its
+    command line (default :func:`_pytest_cmd`; scripts/liger_tests.py passes its own)."""
+    command = command or _pytest_cmd
     log, done = tmp / f"shard{shard}.jsonl", tmp / f"shard{shard}.done"
     while not stop.is_set():
         final, _ = _read_log(log)
         done.write_text("\n".join(list(final) + list(args.exclude)))
         proc = procs[shard] = subprocess.Popen(
-            _pytest_cmd(args, shard, log, done), cwd=ROOT, env=env,
+            command(args, shard, log, done), cwd=ROOT, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         out, _ = proc.communicate()
         final, hung = _read_log(log)
@@ -144,7 +148,7 @@ def _asserts_code_text(rec) -> bool:
         return False
 
 
-def run(args) -> dict:
+def run(args, command=None) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     env.setdefault("TILEJIT_NUM_THREADS", "1")
@@ -152,7 +156,7 @@ def run(args) -> dict:
     with tempfile.TemporaryDirectory(prefix="tj-conformance-") as tmp:
         import threading
         stop, procs = threading.Event(), {}
-        threads = [threading.Thread(target=_run_shard, args=(args, i, Path(tmp), env, stop, procs))
+        threads = [threading.Thread(target=_run_shard, args=(args, i, Path(tmp), env, stop, procs, command))
                    for i in range(args.jobs)]
         for t in threads:
             t.start()

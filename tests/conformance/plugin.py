@@ -118,8 +118,11 @@ def pytest_pycollect_makemodule(module_path, parent):
 
 
 def test_id(item) -> str:
-    """``file::name[params]`` relative to the upstream language folder."""
-    return f"{item.path.name}::{item.name}"
+    """``file::name[params]`` relative to the upstream language folder (or to the folder
+    another suite's plugin set as ``config._tj_id_root``: tests/liger/plugin.py)."""
+    root = getattr(item.config, "_tj_id_root", None)
+    name = item.path.relative_to(root).as_posix() if root else item.path.name
+    return f"{name}::{item.name}"
 
 
 def _sample(items, k):
