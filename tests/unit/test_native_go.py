@@ -5,6 +5,7 @@ Each test first fills the lane with one launch shape, then launches variants: th
 native lane must return the kernel the general rules pick with the right results,
 and decline (the Python lane's ``miss`` or general path runs) whatever differs from
 the entry in a way the express key or a launch check separates."""
+import sys
 import threading
 
 import numpy as np
@@ -227,3 +228,36 @@ def test_no_native_lane_for_the_interpreter():
         _check(x, 16, 2.0, 16, True, out)
         native = k._launcher.native
         assert native is None or native.slot[0] == 0
+
+
+@needs_lane
+def test_native_lane_takes_torch_cpu_tensors_and_declines_others():
+    torch = pytest.importorskip("torch")
+    x = torch.arange(64, dtype=torch.float32)
+    out = torch.zeros(64)
+    with use_options(backend="cpu"):
+        lane = _Lane(_axpb, lambda k: k[(1,)](x, out, 32, 2.0, BLOCK=32, SHIFT=False))
+        k = lane.k
+        k[(1,)](x * 3, out, 32, 2.0, BLOCK=32, SHIFT=False)
+        np.testing.assert_array_equal(out.numpy()[:32], x.numpy()[:32] * 6)
+        assert not lane.declined()
+        declined = [
+            lambda: k[(1,)](x.double(), out.double(), 32, 2.0, BLOCK=32, SHIFT=False),   # dtype
+            lambda: k[(1,)](x[1:], out, 32, 2.0, BLOCK=32, SHIFT=False),                 # alignment
+            lambda: k[(1,)](torch.nn.Parameter(x), out, 32, 2.0, BLOCK=32, SHIFT=False),  # subclass
+            lambda: k[(1,)](x.numpy(), out, 32, 2.0, BLOCK=32, SHIFT=False),             # numpy for torch
+        ]
+        for i, launch in enumerate(declined):
+            launch()
+            assert lane.declined(), i
+            k[(1,)](x, out, 32, 2.0, BLOCK=32, SHIFT=False)
+            lane.declined()
+            k[(1,)](x, out, 32, 2.0, BLOCK=32, SHIFT=False)
+            assert not lane.declined(), i
+        with pytest.raises(Exception):
+            k[(1,)](torch.zeros(4, device="meta"), out, 32, 2.0, BLOCK=32, SHIFT=False)
+        assert lane.declined()
+        before = sys.getrefcount(x), sys.getrefcount(x.dtype)
+        for _ in range(1000):
+            k[(1,)](x, out, 32, 2.0, BLOCK=32, SHIFT=False)
+        assert (sys.getrefcount(x), sys.getrefcount(x.dtype)) == before

@@ -53,8 +53,8 @@ H_KERNEL, H_OPTS, H_ENTRY, H_BLOCK, H_BUSY, H_REPORT, H_GRID_AT, H_NMAX = range(
 H_GMIN, H_GMAX = 8, 11            # 3 slots each
 H_NPOS, H_NKW, H_NPARAMS = 14, 15, 16
 HEADER = 17                       # then the keyword names, then the parameter records
-REC = 8                           # slots per parameter record: kind, 5 facts, block offset, itemsize
-K_ARRAY, K_INT, K_FLOAT, K_BOOL, K_CINT, K_OBJ = 1, 2, 3, 4, 5, 6
+REC = 10                          # slots per parameter record: kind, facts, block offset at 6
+K_ARRAY, K_INT, K_FLOAT, K_BOOL, K_CINT, K_OBJ, K_TENSOR = 1, 2, 3, 4, 5, 6, 7
 # slot (the builtin's self): [spec address or 0, fallback, options module dict, "_current"]
 S_SPEC, S_FALLBACK, S_DICT, S_NAME = range(4)
 MISS = 1                          # a shape function's "not mine" (NULL: an exception is set)
@@ -105,6 +105,7 @@ class _Gen:
         self.miss = self.fn.append_basic_block("miss")
         self.b = ir.IRBuilder(entry)
         self.ovf = self.b.alloca(I32)
+        self.argv = self.b.alloca(I8P)          # one argument for PyObject_Vectorcall
 
     # small helpers
     def api(self, name, ret, argtys, *values):
@@ -245,7 +246,8 @@ class _Gen:
             b.store(value, b.bitcast(at, I64.as_pointer()))
             b.branch(nxt)
             for code, kind_fn in ((K_ARRAY, self.value_A), (K_INT, self.value_I), (K_FLOAT, self.value_F),
-                                  (K_BOOL, self.value_B), (K_CINT, self.value_C), (K_OBJ, self.value_O)):
+                                  (K_BOOL, self.value_B), (K_CINT, self.value_C), (K_OBJ, self.value_O),
+                                  (K_TENSOR, self.value_T)):
                 case = self.fn.append_basic_block()
                 sw.add_case(self.const(code), case)
                 b.position_at_end(case)
@@ -295,6 +297,54 @@ class _Gen:
             b.store(b.select(b.icmp_unsigned(">", wide, b.zext(cap, I128)), cap, b.trunc(wide, I64)), acc)
         self.loop(nd, one)
         return b.load(acc)
+
+    def value_T(self, v, rec):
+        """A torch CPU tensor: its type, ``is_cpu``, ``dtype`` object, ``numel()`` and
+        ``data_ptr()`` read through the C API as the Python lane reads them."""
+        b = self.b
+        self.require(b.icmp_unsigned("==", self.word(v, 8), self.at(rec, 3)))
+        cpu = self.owned(self.api("PyObject_GetAttr", I8P, [I8P, I8P], v, b.inttoptr(self.at(rec, 8), I8P)))
+        is_cpu = b.icmp_unsigned("==", b.ptrtoint(cpu, I64), self.const(id(True)))
+        self.api("Py_DecRef", ir.VoidType(), [I8P], cpu)
+        self.require(is_cpu)
+        dt = self.owned(self.api("PyObject_GetAttr", I8P, [I8P, I8P], v, b.inttoptr(self.at(rec, 7), I8P)))
+        same = b.icmp_unsigned("==", b.ptrtoint(dt, I64), self.at(rec, 1))
+        self.api("Py_DecRef", ir.VoidType(), [I8P], dt)
+        self.require(same)
+        numel = self.method_int(v, self.at(rec, 5))
+        self.require(b.icmp_signed("<=", numel, self.const(_I32_MAX)))
+        data = self.method_int(v, self.at(rec, 4))
+        aligned = b.icmp_unsigned("==", b.and_(data, self.const(15)), self.const(0))
+        mode = self.at(rec, 2)
+        want = b.select(aligned, self.const(1), self.const(2))
+        self.require(b.or_(b.icmp_unsigned("==", mode, self.const(0)), b.icmp_unsigned("==", mode, want)))
+        return data
+
+    def owned(self, obj):
+        """``obj`` (a new reference), after missing when it is NULL (the error cleared:
+        the Python lane meets it again and reports it)."""
+        b = self.b
+        ok, bad = self.fn.append_basic_block(), self.fn.append_basic_block()
+        b.cbranch(b.icmp_unsigned("==", obj, ir.Constant(I8P, None)), bad, ok)
+        b.position_at_end(bad)
+        self.api("PyErr_Clear", ir.VoidType(), [])
+        b.branch(self.miss)
+        b.position_at_end(ok)
+        return obj
+
+    def method_int(self, v, method):
+        """``method(v)`` (a method descriptor), an exact int within int64, as an i64."""
+        b = self.b
+        b.store(v, self.argv)
+        vc = [I8P, I8P.as_pointer(), I64, I8P]
+        res = self.owned(self.api("PyObject_Vectorcall", I8P, vc, b.inttoptr(method, I8P), self.argv,
+                                  self.const(1), ir.Constant(I8P, None)))
+        is_int = self.is_type(res, id(int))
+        x = self.api("PyLong_AsLongLongAndOverflow", I64, [I8P, I32.as_pointer()], res, self.ovf)
+        ovf = b.load(self.ovf)
+        self.api("Py_DecRef", ir.VoidType(), [I8P], res)
+        self.require(b.and_(is_int, b.icmp_signed("==", ovf, self.const(0, I32))))
+        return x
 
     def value_I(self, v, rec):
         b = self.b
@@ -474,6 +524,20 @@ def _param_record(spec, r, v, is_cx, spec_flag, written, need_bytes, offset):
         spec.set(r, K_INT)
         spec.set(r + 1, cls + (0 if -2 ** 31 <= v <= _I32_MAX else 100))
         spec.set(r + 2, int(spec_flag))
+        return True
+    torch = sys.modules.get("torch")
+    if torch is not None and t is getattr(torch, "Tensor", None):
+        if not v.is_cpu:
+            return False
+        base = torch._C.TensorBase
+        spec.set(r, K_TENSOR)
+        spec.set(r + 1, id(v.dtype), v.dtype)
+        spec.set(r + 2, (1 if v.data_ptr() % 16 == 0 else 2) if spec_flag else 0)
+        spec.set(r + 3, id(t), t)
+        spec.set(r + 4, id(base.data_ptr), base.data_ptr)
+        spec.set(r + 5, id(base.numel), base.numel)
+        for i, name in ((7, "dtype"), (8, "is_cpu")):
+            spec.set(r + i, id(name), name)
         return True
     kind = {float: K_FLOAT, bool: K_BOOL}.get(t)
     if kind is None:
