@@ -128,7 +128,7 @@ def main(argv=None) -> int:
     p.add_argument("--torch", action="store_true", help="also launch on torch CPU tensors")
     args = p.parse_args(argv)
     if args.torch:
-        import torch  # noqa: F401
+        import torch  # noqa: F401  (imported: the cpu launch case adds torch rows)
     launch = bench_launch()
     launch.update(bench_cpu_launch())
     interp = bench_interpreter()
