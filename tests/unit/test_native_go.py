@@ -77,9 +77,13 @@ def test_native_lane_takes_its_entry_and_declines_every_difference():
         _check(x, 32, 3.0, 32, False, out)
         assert not lane.declined()
         assert any(kernel is c for c in lane.launcher.cache.values())
-        for n in (48, 16, 64):                      # same width class and specialization
-            k[(1,)](x, out, n, 1.5, BLOCK=32, SHIFT=False)
-            assert not lane.declined()
+        for n in (48, 16, 64):                      # same width class and specialization, but
+            k[(1,)](x, out, n, 1.5, BLOCK=32, SHIFT=False)     # the access bounds read n:
+            assert lane.declined()                  # the Python lane checks them
+        k[(1,)](x, out, 32, 1.5, BLOCK=32, SHIFT=False)
+        lane.declined()                             # the lane follows the launches' n
+        k[(1,)](x, out, 32, 1.5, BLOCK=32, SHIFT=False)
+        assert not lane.declined()
         for grid in ((1, 1), (1, 1, 1)):
             k[grid](x, out, 32, 4.0, BLOCK=32, SHIFT=False)
             _check(x, 32, 4.0, 32, False, out)
@@ -131,9 +135,10 @@ def test_native_lane_declines_arrays_past_int32():
     with use_options(backend="cpu"):
         lane = _Lane(_axpb, lambda k: k[(1,)](x, out, 32, 2.0, BLOCK=32, SHIFT=False))
         huge = np.lib.stride_tricks.as_strided(x, shape=(2 ** 29, 2), strides=(0, 4))
-        lane.k[(1,)](huge, out, 32, 2.0, BLOCK=32, SHIFT=False)
+        out[:] = 0
+        lane.k[(1,)](huge, out, 2, 2.0, BLOCK=32, SHIFT=False)   # reads its 2 distinct elements
         assert lane.declined()                            # the launcher's checks decide
-        _check(x, 32, 2.0, 32, False, out)                # strides are the kernel's business
+        _check(x, 2, 2.0, 32, False, out)
 
 
 @needs_lane
@@ -257,6 +262,16 @@ def test_native_lane_takes_torch_cpu_tensors_and_declines_others():
         with pytest.raises(Exception):
             k[(1,)](torch.zeros(4, device="meta"), out, 32, 2.0, BLOCK=32, SHIFT=False)
         assert lane.declined()
+        with pytest.raises(tilejit.OutOfBoundsError):                 # n reaches past it
+            k[(1,)](x[:16], out, 32, 2.0, BLOCK=32, SHIFT=False)
+        assert lane.declined()
+        k[(1,)](x, out, 32, 2.0, BLOCK=32, SHIFT=False)
+        lane.declined()
+        k[(1,)](x[::2].contiguous()[:32], out, 32, 2.0, BLOCK=32, SHIFT=False)   # long enough
+        assert not lane.declined()
+        np.testing.assert_array_equal(out.numpy()[:32], x.numpy()[::2] * 2)
+        k[(1,)](x[::4], out, 32, 2.0, BLOCK=32, SHIFT=False)          # strided: the Python lane's
+        assert lane.declined()                                         # span check decides
         before = sys.getrefcount(x), sys.getrefcount(x.dtype)
         for _ in range(1000):
             k[(1,)](x, out, 32, 2.0, BLOCK=32, SHIFT=False)

@@ -56,7 +56,7 @@ H_KERNEL, H_OPTS, H_ENTRY, H_BLOCK, H_BUSY, H_REPORT, H_GRID_AT, H_NMAX = range(
 H_GMIN, H_GMAX = 8, 11            # 3 slots each
 H_NPOS, H_NKW, H_NPARAMS = 14, 15, 16
 HEADER = 17                       # then the keyword names, then the parameter records
-REC = 10                          # slots per parameter record: kind, facts, block offset at 6
+REC = 12                          # slots per parameter record: kind, facts, block offset at 6
 K_ARRAY, K_INT, K_FLOAT, K_BOOL, K_CINT, K_OBJ, K_TENSOR = 1, 2, 3, 4, 5, 6, 7
 # slot (the builtin's self): [fallback, options module dict, "_current", SPECS spec addresses or 0]
 S_FALLBACK, S_DICT, S_NAME, S_SPEC = range(4)
@@ -317,6 +317,15 @@ class _Gen:
         self.require(same)
         numel = self.method_int(v, self.at(rec, 5))
         self.require(b.icmp_signed("<=", numel, self.const(_I32_MAX)))
+        need = self.at(rec, 9)                   # bytes the bounded accesses reach (0: none)
+        with b.if_then(b.icmp_unsigned("!=", need, self.const(0))):
+            b.store(v, self.argv)
+            vc = [I8P, I8P.as_pointer(), I64, I8P]
+            res = self.owned(self.api("PyObject_Vectorcall", I8P, vc, b.inttoptr(self.at(rec, 10), I8P),
+                                      self.argv, self.const(1), ir.Constant(I8P, None)))
+            contiguous = b.icmp_unsigned("==", b.ptrtoint(res, I64), self.const(id(True)))
+            self.api("Py_DecRef", ir.VoidType(), [I8P], res)
+            self.require(b.and_(contiguous, b.icmp_signed(">=", b.mul(numel, self.at(rec, 11)), need)))
         data = self.method_int(v, self.at(rec, 4))
         aligned = b.icmp_unsigned("==", b.and_(data, self.const(15)), self.const(0))
         mode = self.at(rec, 2)
@@ -360,6 +369,8 @@ class _Gen:
         in32 = b.and_(b.icmp_signed(">=", x, self.const(-2 ** 31)), b.icmp_signed("<=", x, self.const(_I32_MAX)))
         cls = b.add(cls, b.select(in32, self.const(0), self.const(100)))
         self.require(b.icmp_signed("==", cls, self.at(rec, 1)))
+        pinned = b.icmp_unsigned("!=", self.at(rec, 3), self.const(0))
+        self.require(b.or_(b.not_(pinned), b.icmp_signed("==", x, self.at(rec, 4))))
         return x
 
     def value_F(self, v, rec):
@@ -501,9 +512,11 @@ class _Spec:
         return bool(self.words[H_BUSY])
 
 
-def _param_record(spec, r, v, is_cx, spec_flag, written, need_bytes, offset):
+def _param_record(spec, r, v, is_cx, spec_flag, written, need_bytes, offset, pinned=False):
     """Fill parameter record ``r`` for value ``v`` (``offset``: its launch value's byte
-    offset in the block); False when the native lane does not take such a value."""
+    offset in the block; ``pinned``: an ``int`` the lane then requires equal to ``v``, one
+    the access bounds were computed with); False when the native lane does not take such
+    a value."""
     t = type(v)
     spec.set(r + 6, offset)
     if is_cx:
@@ -531,7 +544,11 @@ def _param_record(spec, r, v, is_cx, spec_flag, written, need_bytes, offset):
         spec.set(r, K_INT)
         spec.set(r + 1, cls + (0 if -2 ** 31 <= v <= _I32_MAX else 100))
         spec.set(r + 2, int(spec_flag))
+        spec.set(r + 3, int(pinned))
+        spec.set(r + 4, v if pinned else 0)
         return True
+    if pinned:
+        return False
     torch = sys.modules.get("torch")
     if torch is not None and t is getattr(torch, "Tensor", None):
         if not v.is_cpu:
@@ -545,7 +562,12 @@ def _param_record(spec, r, v, is_cx, spec_flag, written, need_bytes, offset):
         spec.set(r + 5, id(base.numel), base.numel)
         for i, name in ((7, "dtype"), (8, "is_cpu")):
             spec.set(r + i, id(name), name)
+        spec.set(r + 9, need_bytes)
+        spec.set(r + 10, id(base.is_contiguous), base.is_contiguous)
+        spec.set(r + 11, v.element_size())
         return True
+    if need_bytes:
+        return False
     kind = {float: K_FLOAT, bool: K_BOOL}.get(t)
     if kind is None:
         return False
@@ -602,12 +624,15 @@ class NativeLane:
         self.slot[S_SPEC + k] = ctypes.addressof(spec.words)
         self._prune()
 
-    def offer(self, kernel, plan, args, kwargs, vals, options, grid, written, bounds) -> bool:
+    def offer(self, kernel, plan, args, kwargs, vals, options, grid, written, bounds,
+              pinned=frozenset()) -> bool:
         """Make the lane run ``kernel`` for calls shaped like ``args``/``kwargs`` whose
         values match ``vals`` as the express key does (``plan``: the launcher's
         (name, is_constexpr, specialize) per parameter; ``written``: parameter names
         the kernel writes through; ``bounds``: index -> [lo, hi) bytes the kernel's
-        bounded accesses reach for ``grid``, which the lane then requires exactly).
+        bounded accesses reach for ``grid``, which the lane then requires exactly;
+        ``pinned``: indices of the integer arguments those bounds were computed with,
+        which the lane then requires equal to their values in ``vals``).
         False (and the lane unchanged) when it cannot take them."""
         inline = getattr(kernel, "inline_programs", None)
         if not AVAILABLE or inline is None or not options.native_call:
@@ -622,10 +647,10 @@ class NativeLane:
         slot = 0
         for i, ((name, is_cx, spec_flag), v) in enumerate(zip(plan, vals)):
             lo, hi = bounds.get(i, (0, 0))
-            if lo < 0 or (hi and type(v) is not np.ndarray):
+            if lo < 0:
                 return False
             if not _param_record(spec, HEADER + nkw + REC * i, v, is_cx, spec_flag, name in written, hi,
-                                 8 * slot):
+                                 8 * slot, i in pinned):
                 return False
             slot += not is_cx
         limits = inline()
