@@ -38,9 +38,9 @@ def liger_test_root(config) -> Path:
 def pytest_configure(config):
     if not config.getoption("--conformance-log"):
         return
-    conformance._select_backend(config)     # alias in this process and its children
-    import tilejit.compat
-    tilejit.compat.install_triton_alias()
+    if conformance._select_backend(config):     # alias in this process and its children
+        import tilejit.compat                    # ("triton": the real Triton, no alias)
+        tilejit.compat.install_triton_alias()
     config._tj_id_root = liger_test_root(config)
     config._tj_log = conformance._Log(config.getoption("--conformance-log"))
 
