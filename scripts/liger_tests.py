@@ -57,6 +57,8 @@ def _parse(argv):
                     "relative to the sdist")
     ap.add_argument("-k", dest="keyword", default=None, help="pytest -k expression")
     ap.add_argument("--exclude", nargs="*", default=[], help="test ids not to run")
+    ap.add_argument("--deadline", type=float, default=0.0, help="stop after this many seconds "
+                    "and report what ran (the rest not_run)")
     ap.add_argument("--out", default=None, help="result JSON (default bench/results/...)")
     ap.add_argument("--check", default=None, help="expected.json: exit 1 on a regression")
     ap.add_argument("--write-expected", default=None, help="write the run's failures as "

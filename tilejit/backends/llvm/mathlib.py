@@ -1,9 +1,10 @@
 """Math functions on LLVM float scalars/vectors (fp32 and fp64).
 
 ``exp``/``exp2`` on fp32 are an inlined Cephes-style polynomial (about 1 ulp) so
-that loops containing them vectorise; fp64 uses LLVM intrinsics.  ``erf`` and
-``tanh`` call libm (``erff``/``erf``, ``tanhf``/``tanh``) resolved by the JIT's
-symbol lookup.  A backend passes ``overrides`` (name -> fn(b, x)) to replace any.
+that loops containing them vectorise; fp64 uses LLVM intrinsics.  fp32 ``erf`` and
+``tanh`` are inlined too (polynomials fitted here to the mpmath values, minimax in
+relative error, and ``exp_f32``; within 3 ulp of the correctly rounded value); fp64
+``erf``/``tanh`` call libm (``erf``, ``tanh``) resolved by the JIT's symbol lookup.  A backend passes ``overrides`` (name -> fn(b, x)) to replace any.
 """
 from __future__ import annotations
 
@@ -28,17 +29,23 @@ def _like(v, elem):
     return ir.VectorType(elem, v.type.count) if isinstance(v.type, ir.VectorType) else elem
 
 
+def _poly(b, coefs, t):
+    """Horner: coefs[0] + coefs[1]*t + ... (lowest degree first), each step an
+    ``llvm.fmuladd`` (one FMA where the target has it)."""
+    y = _c(t, coefs[-1])
+    for coef in reversed(coefs[:-1]):
+        y = intr.call_overloaded(b, "fmuladd", [y, t, _c(t, coef)])
+    return y
+
+
 _EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
              1.6666665459e-1, 5.0000001201e-1)
 
 
 def _exp_core(b, n, r):
     """e**r * 2**n for |r| <= ln2/2, n an integral float in [-150, 128]."""
-    y = _c(r, _EXP_POLY[0])
-    for coef in _EXP_POLY[1:]:
-        y = b.fadd(b.fmul(y, r), _c(r, coef))
-    r2 = b.fmul(r, r)
-    y = b.fadd(b.fadd(b.fmul(y, r2), r), _c(r, 1.0))
+    y = _poly(b, _EXP_POLY[::-1], r)
+    y = b.fadd(intr.call_overloaded(b, "fmuladd", [y, b.fmul(r, r), r]), _c(r, 1.0))
     ni = b.fptosi(n, _like(n, I32))
     n1 = b.ashr(ni, _c(ni, 1))
     n2 = b.sub(ni, n1)
@@ -70,6 +77,44 @@ def exp2_f32(b, x):
     return _finish(b, x, _exp_core(b, n, r), 127.99999, lo)
 
 
+def _keep_nan(b, x, res):
+    return b.select(b.fcmp_unordered("uno", x, x), x, res)
+
+
+# erf(x)/x = P(x*x) for |x| < 0.875 (relative error 8.5e-9); log(erfc(x)) + x*x = Q(x)
+# on [0.875, 4] (absolute error 1.2e-8); erf(x) rounds to 1 in fp32 beyond 3.92.
+_ERF_SMALL = (1.1283791065216064, -0.3761255145072937, 0.11282455176115036,
+              -0.026791462674736977, 0.00503217987716198, -0.0006203246302902699)
+_ERFC_LOG = (0.0002942824794445187, -1.130131483078003, 0.368004709482193,
+             -0.10992522537708282, 0.026335565373301506, -0.004730290733277798,
+             0.000590717070735991, -4.5354794565355405e-05, 1.602500447006605e-06)
+# (tanh(x) - x)/x**3 = P(x*x) for |x| < 0.625 (relative error 4.8e-9).
+_TANH_SMALL = (-0.3333333432674408, 0.13333304226398468, -0.05395926162600517,
+               0.021768944337964058, -0.008344022557139397, 0.0022928237449377775)
+
+
+def erf_f32(b, x):
+    """fp32 erf, both branches computed and selected (vectorisable, no libm call)."""
+    a = intr.unary_math(b, "fabs", x)
+    small = b.fmul(a, _poly(b, _ERF_SMALL, b.fmul(a, a)))
+    ac = intr.binary_math(b, "minnum", a, _c(x, 4.0))
+    erfc = exp_f32(b, b.fsub(_poly(b, _ERFC_LOG, ac), b.fmul(ac, ac)))
+    res = b.select(b.fcmp_ordered("<", a, _c(x, 0.875)), small, b.fsub(_c(x, 1.0), erfc))
+    return _keep_nan(b, x, intr.binary_math(b, "copysign", res, x))
+
+
+def tanh_f32(b, x):
+    """fp32 tanh: x + x**3 P(x*x) near 0, 1 - 2/(exp(2|x|) + 1) beyond (inf gives 1)."""
+    a = intr.unary_math(b, "fabs", x)
+    a2 = b.fmul(a, a)
+    small = b.fadd(a, b.fmul(b.fmul(a, a2), _poly(b, _TANH_SMALL, a2)))
+    e = exp_f32(b, b.fadd(a, a))
+    big = b.fsub(_c(x, 1.0), b.fdiv(_c(x, 2.0), b.fadd(e, _c(x, 1.0))))
+    res = b.select(b.fcmp_ordered("<", a, _c(x, 0.625)), small, big)
+    return _keep_nan(b, x, intr.binary_math(b, "copysign", res, x))
+
+
+_INLINE_F32 = {"exp": exp_f32, "exp2": exp2_f32, "erf": erf_f32, "tanh": tanh_f32}
 _LIBM = {"erf": ("erff", "erf"), "tanh": ("tanhf", "tanh")}
 _INTRINSIC = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt",
               "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil"}
@@ -92,11 +137,8 @@ def lower_math(b, fn: str, x, overrides=None):
     """``fn`` (a name from ops.MATH_FUNCTIONS) applied to float value ``x``."""
     if overrides and fn in overrides:
         return overrides[fn](b, x)
-    is32 = isinstance(_elem(x.type), ir.FloatType)
-    if fn == "exp" and is32:
-        return exp_f32(b, x)
-    if fn == "exp2" and is32:
-        return exp2_f32(b, x)
+    if isinstance(_elem(x.type), ir.FloatType) and fn in _INLINE_F32:
+        return _INLINE_F32[fn](b, x)
     if fn == "rsqrt":
         return b.fdiv(_c(x, 1.0), intr.unary_math(b, "sqrt", x))
     if fn in _LIBM:

@@ -1,0 +1,94 @@
+"""fp32 erf, tanh, exp, exp2 (inlined polynomials on the CPU backend, backends/llvm/
+mathlib.py) against float64 references: a dense sweep of fp32 values, the branch
+thresholds of the polynomials, signed zeros, infinities and NaN."""
+import math
+
+import numpy as np
+import pytest
+
+import tilejit
+import tilejit.language as tl
+from tilejit.language.extra import libdevice
+
+BLOCK = 1024
+
+
+@tilejit.jit
+def math_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + 0 * n + offs, libdevice.erf(x), mask=m)
+    tl.store(out_ptr + 1 * n + offs, libdevice.tanh(x), mask=m)
+    tl.store(out_ptr + 2 * n + offs, tl.exp(x), mask=m)
+    tl.store(out_ptr + 3 * n + offs, tl.exp2(x), mask=m)
+
+
+def _inputs(rng):
+    # every 4099th fp32 bit pattern (all binades, both signs), finite ones
+    x = (np.arange(0, 2**32, 4099, dtype=np.uint64).astype(np.uint32)).view(np.float32)
+    x = x[np.isfinite(x)]
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-38, 1e-45,
+               0.875, -0.875, np.nextafter(np.float32(0.875), np.float32(0)), 0.625, -0.625,
+               np.nextafter(np.float32(0.625), np.float32(1)), 3.92, 4.0, -4.0, 9.0, 44.0, 89.0,
+               88.72283935546875, -104.0, 127.99, -150.0, -1e-7]
+    return np.concatenate([x, np.float32(special), rng.uniform(-5, 5, 4000).astype(np.float32)])
+
+
+# (function, float64 reference, max relative error on cpu / interpreter, on cuda);
+# cuda's tanh is the hardware approximation (docs/differences.md "CUDA math").
+_FNS = [("erf", np.vectorize(math.erf, otypes=[np.float64]), 3 * 2.0**-23, 2e-6),
+        ("tanh", np.tanh, 3 * 2.0**-23, 2e-3),
+        ("exp", np.exp, 2 * 2.0**-23, 2e-6),
+        ("exp2", np.exp2, 2 * 2.0**-23, 2e-6)]
+
+
+def test_fp32_math_against_float64(backend, rng):
+    x = _inputs(rng)
+    if backend == "interpreter":
+        x = np.concatenate([x[::40], x[-4025:]])   # the interpreter is slow: a sample
+    n = len(x)
+    out = np.full(4 * n, -7.0, np.float32)
+    math_kernel[(tilejit.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK)
+    xd = x.astype(np.float64)
+    for i, (name, ref_fn, tol, tol_cuda) in enumerate(_FNS):
+        got = out[i * n:(i + 1) * n]
+        with np.errstate(all="ignore"):
+            ref = ref_fn(xd)
+            r32 = ref.astype(np.float32)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(ref), err_msg=name)
+        ok = ~np.isnan(ref)
+        g, r, r32 = got[ok].astype(np.float64), ref[ok], r32[ok]
+        np.testing.assert_array_equal(np.isinf(g), np.isinf(r32), err_msg=name)
+        fin = np.isfinite(r32) & (np.abs(r32) >= np.finfo(np.float32).tiny)   # normal results
+        rel = np.abs(g[fin] - r[fin]) / np.abs(r[fin])
+        worst = int(np.argmax(rel))
+        assert rel[worst] <= (tol_cuda if backend == "cuda" else tol), \
+            f"{name}({x[ok][fin][worst]!r}) = {g[fin][worst]!r}, want {r[fin][worst]!r}"
+        sub = ~fin & np.isfinite(r32)                                           # subnormal / zero
+        np.testing.assert_allclose(g[sub], r[sub], rtol=0, atol=2.0**-126, err_msg=name)
+        if name in ("erf", "tanh"):   # odd functions keep the sign, -0.0 included
+            np.testing.assert_array_equal(np.signbit(got[ok]), np.signbit(xd[ok]), err_msg=name)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_formulas_match_torch(backend, approximate):
+    """Inductor's two GELU kernels' arithmetic (erf, tanh) against torch's gelu."""
+    torch = pytest.importorskip("torch", reason="torch not installed")
+    x = torch.linspace(-9, 9, 4096, dtype=torch.float32)
+    out = torch.empty_like(x)
+    gelu_kernel[(4,)](x, out, APPROX=approximate == "tanh", BLOCK=BLOCK)
+    want = torch.nn.functional.gelu(x.double(), approximate=approximate).float()
+    torch.testing.assert_close(out, want, rtol=2e-3 if backend == "cuda" else 1e-6, atol=1e-6)
+
+
+@tilejit.jit
+def gelu_kernel(x_ptr, out_ptr, APPROX: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if APPROX:
+        inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+        y = 0.5 * x * (1.0 + libdevice.tanh(inner))
+    else:
+        y = 0.5 * x * (1.0 + libdevice.erf(x * 0.7071067811865476))
+    tl.store(out_ptr + offs, y)
