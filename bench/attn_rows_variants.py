@@ -5,8 +5,10 @@ transposed block loaded K-major in vectors, or as strided 2-byte loads; both B t
 copied by cp.async into a ring), non-causal and causal, each checked against torch's
 float32 SDPA (each variant under its own ``CudaTuning``: the switches are part of the
 compile key).  Usage: PYTHONPATH=$PWD python bench/attn_rows_variants.py [VARIANT ...]
-(default: kmajor ring; variants: neither kmajor prestage+kmajor "prestage+kmajor maxnreg128"
-ring "ring maxnreg128" ring+rotate "ring+rotate stages4" wgmma "wgmma in order" "wgmma stages4" "wgmma maxnreg128" "wgmma in order maxnreg128" "index tiles"; or triton alone: real Triton in this process)."""
+(default: kmajor ring; variants: neither kmajor ring "ring maxnreg128" ring+rotate "ring+rotate stages4"
+wgmma (as shipped) "wgmma in order" "wgmma stages4" "wgmma maxnreg128" "wgmma in order maxnreg128"
+"no index tiles"; or triton alone: real Triton in this process).  Every variant has
+``index_tiles`` on (as shipped) but "no index tiles"."""
 import os
 import statistics
 import sys
@@ -30,27 +32,23 @@ def main():
     o = torch.empty_like(q)
     m = torch.empty((Z, H, N), device="cuda", dtype=torch.float32)
     rows = []
-    # name: (prestage_b, kmajor_b, row_ring, ring_rotate_first, extra launch options[, ring_wgmma])
-    variants = {"neither": (False, False, False, False, {}), "kmajor": (False, True, False, False, {}),
-                "prestage+kmajor": (True, True, False, False, {}),
-                "prestage+kmajor maxnreg128": (True, True, False, False, {"maxnreg": 128}),
-                "ring": (False, True, True, False, {}), "ring maxnreg128": (False, True, True, False, {"maxnreg": 128}),
-                "ring+rotate": (False, True, True, True, {}),
-                "ring+rotate stages4": (False, True, True, True, {"num_stages": 4}),
-                "wgmma": (False, True, True, True, {}, True),
-                "wgmma in order": (False, True, True, False, {}, True),
-                "wgmma stages4": (False, True, True, True, {"num_stages": 4}, True),
-                "wgmma maxnreg128": (False, True, True, True, {"maxnreg": 128}, True),
-                "wgmma in order maxnreg128": (False, True, True, False, {"maxnreg": 128}, True),
-                "index tiles": (False, True, True, True, {}, True),
-                "triton": (False, True, False, False, {})}
+    # name: (kmajor_b, row_ring, ring_rotate_first, extra launch options[, ring_wgmma[, index_tiles]])
+    variants = {"neither": (False, False, False, {}), "kmajor": (True, False, False, {}),
+                "ring": (True, True, False, {}), "ring maxnreg128": (True, True, False, {"maxnreg": 128}),
+                "ring+rotate": (True, True, True, {}),
+                "ring+rotate stages4": (True, True, True, {"num_stages": 4}),
+                "wgmma": (True, True, True, {}, True),
+                "wgmma in order": (True, True, False, {}, True),
+                "wgmma stages4": (True, True, True, {"num_stages": 4}, True),
+                "wgmma maxnreg128": (True, True, True, {"maxnreg": 128}, True),
+                "wgmma in order maxnreg128": (True, True, False, {"maxnreg": 128}, True),
+                "no index tiles": (True, True, True, {}, True, False),
+                "triton": (True, False, False, {})}
     for name in chosen:
-        pre, km, ring, rot, extra, wg = (variants[name] + (False,))[:6]
-        # index_tiles (causal band loops in rings) goes with the first dot in order under
-        # the register cap (ring_rotate_under_cap off)
-        tuning = replace(get_options().cuda, prestage_b=pre, kmajor_b=km, row_ring=ring, ring_rotate_first=rot,
-                         ring_wgmma=wg, index_tiles=name == "index tiles",
-                         ring_rotate_under_cap=name != "index tiles")
+        v = variants[name]
+        km, ring, rot, extra, wg, idx = v + (False, True)[len(v) - 4:]     # defaults: mma.sync, index tiles
+        tuning = replace(get_options().cuda, kmajor_b=km, row_ring=ring, ring_rotate_first=rot, ring_wgmma=wg,
+                         index_tiles=idx)
         extra = {"num_stages": 3, **extra}
         rotate = name
         with use_options(cuda=tuning):

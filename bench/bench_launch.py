@@ -1,6 +1,6 @@
 """Launch overhead and interpreter throughput, side by side with peers.
 
-    python bench/bench_launch.py [--out bench/results]
+    python bench/bench_launch.py [--torch] [--out bench/results]
 
 * launch: Python time of ``kernel[grid](x, y, out, n, BLOCK=...)`` on the repeated
   path (binding, specialization, cache lookup) with a no-op compiled kernel, next to a
@@ -8,7 +8,8 @@
   16 elements.  (Triton 3.6 measured 20.9 us per 4-argument launch on an H200 host.)
 * cpu launch: the same call running the real compiled add (CPU backend, 1 program,
   16 elements), next to the backend's own ``CompiledKernel.launch`` with prepared
-  arguments (the part no binding can remove).
+  arguments (the part no binding can remove); with ``--torch`` also on torch CPU
+  tensors, next to ``torch.add(x, y, out=out)``.
 * interpreter: vector add on the reference interpreter (BLOCK 1024) in GB/s, next to
   numpy's ``np.add`` on the same arrays.  (Triton's interpreter: ~0.025 GB/s here.)
 Peers are interleaved per repetition (the machine is noisy); medians are reported.
@@ -73,7 +74,7 @@ def bench_launch() -> dict:
             return None
         res = side_by_side({"tilejit launch": lambda: add_kernel[(1,)](x, y, out, 16, BLOCK=16),
                             "python call": lambda: plain(x, y, out, 16, BLOCK=16),
-                            "np.add(16)": lambda: np.add(x, y, out=out)}, reps=15, inner=2000)
+                            "np.add(16)": lambda: np.add(x, y, out=out)}, reps=41, inner=250)
     add_kernel.cache.clear()
     return {k: v * 1e6 for k, v in res.items()}
 
@@ -89,10 +90,15 @@ def bench_cpu_launch() -> dict:
         kernel = add_kernel[(1,)](x, y, out, 16, BLOCK=16)
         assert np.array_equal(out, x + y)
         args = LaunchArgs([x.ctypes.data, y.ctypes.data, out.ctypes.data, 16])
-        res = side_by_side({"tilejit launch, cpu, 1 program": lambda: add_kernel[(1,)](x, y, out, 16, BLOCK=16),
-                            "same, no native builtin": lambda: add_kernel[(1,)](x, y, out, 16, BLOCK=16),
-                            "cpu backend launch only": lambda: kernel.launch((1, 1, 1), args)},
-                           reps=15, inner=2000, options={"same, no native builtin": {"native_call": False}})
+        fns = {"tilejit launch, cpu, 1 program": lambda: add_kernel[(1,)](x, y, out, 16, BLOCK=16),
+               "same, no native builtin": lambda: add_kernel[(1,)](x, y, out, 16, BLOCK=16),
+               "cpu backend launch only": lambda: kernel.launch((1, 1, 1), args)}
+        if "torch" in sys.modules:
+            import torch
+            tx, ty, to = torch.from_numpy(x), torch.from_numpy(y), torch.zeros(16)
+            fns["tilejit launch, cpu, torch tensors"] = lambda: add_kernel[(1,)](tx, ty, to, 16, BLOCK=16)
+            fns["torch.add(16, out=)"] = lambda: torch.add(tx, ty, out=to)
+        res = side_by_side(fns, reps=41, inner=250, options={"same, no native builtin": {"native_call": False}})
     add_kernel.cache.clear()
     return {k: v * 1e6 for k, v in res.items()}
 
@@ -112,7 +118,10 @@ def bench_interpreter(n=1 << 20) -> dict:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    p.add_argument("--torch", action="store_true", help="also launch on torch CPU tensors")
     args = p.parse_args(argv)
+    if args.torch:
+        import torch  # noqa: F401
     launch = bench_launch()
     launch.update(bench_cpu_launch())
     interp = bench_interpreter()

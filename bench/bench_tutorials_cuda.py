@@ -378,6 +378,7 @@ class Row:
     script: str                 # tests/triton_scripts/<script>.py: its kernels; one child per script
     kernels: str                # the kernels launched
     make: Callable              # (device, small) -> Case
+    source: str = ""            # where the kernels come from, when not tests/triton_scripts/<script>.py
 
 
 # Row "matmul" is tutorial 09's `matmul_kernel` (tutorial 03's grouped ordering with
@@ -408,6 +409,20 @@ ROWS = [
         _matmul(True)),
 ]
 BY_KEY = {r.key: r for r in ROWS}
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A table of rows and the script whose ``--child`` runs them (bench/bench_corpus_cuda.py
+    drives its own rows through this file's children, timing and report)."""
+    rows: dict                  # key -> Row
+    script: str                 # the file a child process runs
+    default_out: str
+    title: str = "tutorial"     # the first column of the table
+    packages: tuple = ()        # distributions whose versions the children report
+
+
+TUTORIALS = Suite(BY_KEY, os.path.abspath(__file__), DEFAULT_OUT)
 
 
 # ------------------------------------------------------------------ timing (both sides)
@@ -480,9 +495,15 @@ def run_row(row, dev, small, sample_dir):
     return r
 
 
-def versions(impl, dev):
+def versions(impl, dev, packages=()):
     import torch
+    from importlib import metadata
     v = {"torch": torch.__version__, "python": platform.python_version()}
+    for dist in packages:
+        try:
+            v[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            v[dist] = None
     if dev == "cuda":
         v.update(gpu=torch.cuda.get_device_name(), cuda=torch.version.cuda,
                  capability=".".join(map(str, torch.cuda.get_device_capability())))
@@ -518,11 +539,11 @@ def child_main(ns):
         def emit(rec):
             out.write(json.dumps(rec) + "\n")
             out.flush()
-        emit({"versions": versions(ns.impl, ns.device)})
+        emit({"versions": versions(ns.impl, ns.device, ns.suite.packages)})
         for key in ns.rows.split(","):
             print(f"[{ns.impl}] {key} ...", flush=True)
             try:
-                rec = run_row(BY_KEY[key], ns.device, ns.small, ns.samples)
+                rec = run_row(ns.suite.rows[key], ns.device, ns.small, ns.samples)
             except Exception as e:   # a failure row, the other rows go on
                 traceback.print_exc()
                 rec = {"key": key, "error": first_line(e), "error_detail": str(e)[:2000], "ok": False}
@@ -549,7 +570,7 @@ def run_child(impl, keys, ns, workdir, timeout):
     samples = os.path.join(workdir, impl)
     os.makedirs(samples, exist_ok=True)
     fake = impl == "triton" and ns.pair
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", "--impl", impl, "--device", device,
+    cmd = [sys.executable, ns.suite.script, "--child", "--impl", impl, "--device", device,
            "--rows", ",".join(keys), "--result", result, "--samples", samples]
     cmd += (["--small"] if ns.smoke else []) + (["--fake-triton"] if fake else [])
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -615,7 +636,7 @@ def run_all(keys, impls, ns, workdir):
     Triton's first; within the time budget."""
     groups = {"all": keys} if ns.smoke else {}
     for k in keys if not ns.smoke else ():
-        groups.setdefault(BY_KEY[k].script, []).append(k)
+        groups.setdefault(ns.suite.rows[k].script, []).append(k)
     t_end = time.monotonic() + ns.budget
     got, versions_ = {impl: {} for impl in impls}, {}
     for ks in groups.values():
@@ -638,9 +659,10 @@ def compare(workdir, key):
     return (a - b).abs().max().item()
 
 
-def combine(key, tj, tr, diff):
-    row = BY_KEY[key]
-    out = {"key": key, "tutorial": row.title, "script": f"tests/triton_scripts/{row.script}.py",
+def combine(key, tj, tr, diff, rows=BY_KEY):
+    row = rows[key]
+    out = {"key": key, "tutorial": row.title,
+           "script": row.source or f"tests/triton_scripts/{row.script}.py",
            "kernels": row.kernels, "shape": tj.get("shape") or (tr or {}).get("shape", ""), "tilejit": tj}
     if tr is not None:
         out["triton"] = tr
@@ -660,8 +682,8 @@ def fmt(v, spec=".4f"):
     return "-" if v is None else format(v, spec)
 
 
-def markdown(results, with_triton):
-    cols = ["tutorial", "shape; config", "tilejit ms"]
+def markdown(results, with_triton, title="tutorial"):
+    cols = [title, "shape; config", "tilejit ms"]
     cols += ["Triton ms", "Triton/tilejit", "max abs diff vs Triton"] if with_triton else []
     cols += ["tilejit max error vs torch", "status"]
     lines = ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
@@ -696,16 +718,17 @@ def meta_of(ns, versions_):
 
 
 def parent_main(ns):
-    keys = [k for k in (ns.only.split(",") if ns.only else BY_KEY) if k]
-    unknown = [k for k in keys if k not in BY_KEY]
+    by_key = ns.suite.rows
+    keys = [k for k in (ns.only.split(",") if ns.only else by_key) if k]
+    unknown = [k for k in keys if k not in by_key]
     if unknown:
-        sys.exit(f"unknown rows {unknown}; rows: {', '.join(BY_KEY)}")
+        sys.exit(f"unknown rows {unknown}; rows: {', '.join(by_key)}")
     impls = ("triton", "tilejit") if (ns.pair or not ns.smoke) else ("tilejit",)
     workdir = tempfile.mkdtemp(prefix="tilejit_tutorials_bench_")
     try:
         got, versions_ = run_all(keys, impls, ns, workdir)
         results = [combine(k, got["tilejit"][k], got["triton"][k] if "triton" in got else None,
-                           compare(workdir, k) if "triton" in got else None) for k in keys]
+                           compare(workdir, k) if "triton" in got else None, by_key) for k in keys]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     doc = {"meta": meta_of(ns, versions_), "results": results}
@@ -714,18 +737,18 @@ def parent_main(ns):
         with open(ns.out, "w") as f:
             json.dump(doc, f, indent=1)
         print(f"wrote {ns.out}", flush=True)
-    print("\n" + markdown(results, "triton" in got), flush=True)
+    print("\n" + markdown(results, "triton" in got, ns.suite.title), flush=True)
     return 0 if all(r["tilejit"].get("ok") for r in results) else 1
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default=None, help=f"JSON output (default {DEFAULT_OUT}; none with --smoke)")
+def main(argv=None, suite=TUTORIALS, description=__doc__.split("\n")[0], budget=345.0):
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--out", default=None, help=f"JSON output (default {suite.default_out}; none with --smoke)")
     ap.add_argument("--smoke", action="store_true",
                     help="tilejit only, cpu backend, torch CPU tensors, tiny shapes (no Triton, no GPU)")
-    ap.add_argument("--only", default="", help="comma-separated rows: " + ",".join(BY_KEY))
+    ap.add_argument("--only", default="", help="comma-separated rows: " + ",".join(suite.rows))
     ap.add_argument("--timeout", type=float, default=90.0, help="seconds per child process")
-    ap.add_argument("--budget", type=float, default=345.0, help="seconds for the whole bench")
+    ap.add_argument("--budget", type=float, default=budget, help="seconds for the whole bench")
     ap.add_argument("--table", default="", metavar="JSON", help="only print the markdown table of a saved run")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--impl", choices=("triton", "tilejit"), help=argparse.SUPPRESS)
@@ -739,15 +762,16 @@ def main(argv=None):
     ap.add_argument("--pair", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--fake-triton", action="store_true", help=argparse.SUPPRESS)
     ns = ap.parse_args(argv)
+    ns.suite = suite
     if ns.child:
         return child_main(ns)
     if ns.table:
         with open(ns.table) as f:
             results = json.load(f)["results"]
-        print(markdown(results, any("triton" in r for r in results)))
+        print(markdown(results, any("triton" in r for r in results), suite.title))
         return 0
     if ns.out is None and not ns.smoke:
-        ns.out = DEFAULT_OUT
+        ns.out = suite.default_out
     return parent_main(ns)
 
 

@@ -1,21 +1,17 @@
 #!/bin/bash
-# Two device calls that validate what ships OFF for want of a GPU run and re-measure every
+# Two device calls that validate the CUDA code-generation defaults and re-measure every
 # README figure from one tree, so the README's H200 tables come from one run each:
 #
 #   bash bench/gpu_next_session.sh switches   # ~5 min: the whole GPU suite (its cuda e2e
-#       tests include the OFF switches turned on: test_attention_rows 'index tiles',
-#       test_matmul_tutorial_switches 'arange leaves', test_fused_reductions), then each
-#       OFF switch's bench rows beside the shipped default
+#       tests run CudaTuning fields flipped: test_attention_rows, test_matmul_tutorial_switches,
+#       test_fused_reductions), then the defaults flipped last (index_tiles, fuse_siblings ON;
+#       the register cap of range-versioned ring kernels, cuda/occupancy.py) beside their
+#       previous settings
 #   bash bench/gpu_next_session.sh figures    # ~6 min: bench_cuda.py and every tutorial row
 #
-# CudaTuning fields still OFF (tilejit/runtime/options.py says what each does; flip the
-# default, and the PTX tests' expectations, only after the 'switches' call shows it
-# correct and faster; TILEJIT_CUDA_TUNING="index_tiles=1,..." sets them for one run):
-#   index_tiles (+ ring_rotate_under_cap=0): causal attention's band loop in the ring
-#       (predicted causal 1.24 -> ~1.0 ms)
-#   arange_leaves: tutorial 03's K-mask index per chunk (4 fewer barriers)
-#   fuse_siblings: sibling full reductions share one exchange (LN dx)
-#   prestage_b: the region dots' B operands staged together (slower on the H200 so far)
+# Every CudaTuning field ships ON (tilejit/runtime/options.py says what each does;
+# TILEJIT_CUDA_TUNING="index_tiles=0,..." switches one off for a run); a strategy that is
+# not faster on the H200 is deleted with its code, not left OFF.
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/triton_cache
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -28,11 +24,11 @@ switches)
       tests/unit/test_compat_scripts.py tests/unit/test_align_version.py \
       -k "cuda or compat_scripts or native or version" > "$OUT/gpu_tests.log" 2>&1
   echo "tests rc=$?"; grep -E "^(FAILED|ERROR)" "$OUT/gpu_tests.log" | head -20; tail -1 "$OUT/gpu_tests.log"
-  timeout 120 python bench/attn_rows_variants.py wgmma "index tiles" > "$OUT/attn.log" 2>&1; tail -6 "$OUT/attn.log"
-  mkdir -p "$OUT/mm"
-  timeout 150 bash bench/matmul_tutorial_gpu.sh "$OUT/mm" 0 matmul_imm_uwg_fresh,matmul_shipped_arange 0 0
+  timeout 120 python bench/attn_rows_variants.py wgmma "no index tiles" > "$OUT/attn.log" 2>&1; tail -6 "$OUT/attn.log"
+  timeout 150 python bench/matmul_tutorial_probe.py --impl tilejit --only mm,mm03,mm03_nocap \
+      --out "$OUT/probe_tj.jsonl" 2>&1 | grep '^{'
   TESTS= SKIP_TRITON_PTX=1 ROWS=layer_norm_bwd_dx OUT="$OUT/ln" timeout 120 \
-      bash bench/memory_bound_gpu.sh "fuse:fuse_siblings=1@layer_norm_bwd_dx,layer_norm_bwd"
+      bash bench/memory_bound_gpu.sh "nofuse:fuse_siblings=0@layer_norm_bwd_dx,layer_norm_bwd"
   ;;
 figures)
   timeout 280 python bench/bench_cuda.py --out "$OUT/cuda_h200.json" > "$OUT/bench_cuda.log" 2>&1

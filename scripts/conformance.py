@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from tests.conformance import harness  # noqa: E402
 
-FAILING = ("fail", "wrong_result", "error", "timeout", "crash", "collect_error")
+FAILING = ("fail", "wrong_result", "code_text", "error", "timeout", "crash", "collect_error")
 
 
 def _parse(argv):
@@ -49,7 +49,11 @@ def _parse(argv):
     ap.add_argument("--summary-md", default=None, help="also write failures by cause (markdown)")
     ap.add_argument("--rescore", default=None, help="recompute an earlier result JSON's counts "
                     "(not_applicable.txt applied again) instead of running")
+    ap.add_argument("--merge", nargs="+", default=None, help="combine the outcomes of earlier "
+                    "result JSONs (runs of parts of one selection: --files, -k) into one result")
     ap.add_argument("--exclude", nargs="*", default=[], help="test ids not to run (known hangs)")
+    ap.add_argument("--deadline", type=float, default=None, help="stop after S seconds in all "
+                    "and report what ran (the tests not reached are counted as not_run)")
     ap.add_argument("--quiet", action="store_true")
     return ap.parse_args(argv)
 
@@ -92,15 +96,22 @@ def _read_log(log: Path) -> tuple[dict, str | None]:
     return final, started
 
 
-def _run_shard(args, shard, tmp: Path, env):
+def _run_shard(args, shard, tmp: Path, env, stop, procs, command=None):
+    """One pytest process at a time for ``shard``, restarted after a test that hung or
+    crashed it, until ``stop`` (--deadline).  ``command(args, shard, log, done)``: its
+    command line (default :func:`_pytest_cmd`; scripts/liger_tests.py passes its own)."""
+    command = command or _pytest_cmd
     log, done = tmp / f"shard{shard}.jsonl", tmp / f"shard{shard}.done"
-    while True:
+    while not stop.is_set():
         final, _ = _read_log(log)
         done.write_text("\n".join(list(final) + list(args.exclude)))
-        proc = subprocess.Popen(_pytest_cmd(args, shard, log, done), cwd=ROOT, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = procs[shard] = subprocess.Popen(
+            command(args, shard, log, done), cwd=ROOT, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         out, _ = proc.communicate()
         final, hung = _read_log(log)
+        if stop.is_set():                 # stopped at --deadline: the running test is not_run
+            return
         if hung is None:
             if proc.returncode not in (0, 1, 5) and not args.quiet:
                 print(out[-3000:], file=sys.stderr)
@@ -117,22 +128,50 @@ def _run_shard(args, shard, tmp: Path, env):
                                 "where": ""}) + "\n")
 
 
-def run(args) -> dict:
+def _asserts_code_text(rec) -> bool:
+    """An earlier run's assertion failure whose subject is compiled code's text (its
+    message quotes the code, or the upstream line asserts on ``.asm[...]``)."""
+    if rec["outcome"] not in ("wrong_result", "fail") or \
+            rec.get("exc_type") not in ("AssertionError", "KeyError"):
+        return False
+    if rec["exc_type"] == "AssertionError" and harness.is_code_text(rec.get("message", "")):
+        return True
+    fname, _, lineno = rec.get("where", "").rpartition(":")
+    try:
+        lines = (harness.upstream_dir() / harness.TEST_SUBDIR / fname).read_text().splitlines()
+        return ".asm[" in lines[int(lineno) - 1]
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+def run(args, command=None) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     env.setdefault("TILEJIT_NUM_THREADS", "1")
     start = time.time()
     with tempfile.TemporaryDirectory(prefix="tj-conformance-") as tmp:
         import threading
-        threads = [threading.Thread(target=_run_shard, args=(args, i, Path(tmp), env))
+        stop, procs = threading.Event(), {}
+        threads = [threading.Thread(target=_run_shard, args=(args, i, Path(tmp), env, stop, procs, command))
                    for i in range(args.jobs)]
         for t in threads:
             t.start()
         for t in threads:
-            t.join()
+            t.join(None if not args.deadline else max(0.0, start + args.deadline - time.time()))
+        if any(t.is_alive() for t in threads):       # --deadline reached
+            stop.set()
+            for p in list(procs.values()):
+                p.kill()
+            for t in threads:
+                t.join()
         outcomes = {}
         for i in range(args.jobs):
             outcomes.update(_read_log(Path(tmp) / f"shard{i}.jsonl")[0])
+            selected = Path(tmp) / f"shard{i}.jsonl.selected"
+            for tid in (selected.read_text().split("\n") if selected.exists() else []):
+                if tid and tid not in outcomes:
+                    outcomes[tid] = {"id": tid, "outcome": "not_run",
+                                     "reason": f"not reached before --deadline {args.deadline} s"}
     return summarize(args, outcomes, time.time() - start)
 
 
@@ -149,6 +188,7 @@ def _cause(rec) -> str:
 
 # failure categories for the summary: (label, regex over "exc_type: message"), first match
 CATEGORIES = [
+    ("assertion on (or lookup of) the compiled code's text: PTX / TTGIR", r"^code_text"),
     ("triton.reinterpret / TensorWrapper / str_to_ty", r"reinterpret|TensorWrapper|str_to_ty"),
     ("JITFunction._unsafe_update_src (patched template kernels)", r"_unsafe_update_src"),
     ("triton.TritonError hierarchy / must_use_result", r"TritonError|must_use_result"),
@@ -199,13 +239,18 @@ def summary_markdown(result: dict) -> str:
              "", f"`{result['command']}` at {result['commit'][:10]}, {result['date']}.", "",
              f"{c.get('pass', 0)} of {result['applicable']} applicable tests pass "
              f"({100 * (result['pass_rate'] or 0):.1f}%); wrong results: "
-             f"{c.get('wrong_result', 0)}; counts: {c}.", "",
+             f"{c.get('wrong_result', 0)}; asserts on code text: {c.get('code_text', 0)}; "
+             f"counts: {c}."
+             + (" **Partial**: stopped at --deadline; `not_run` tests were not reached."
+                if result.get("partial") else ""), "",
              "## Failures by cause", "", "| cause | tests | examples |", "| --- | --- | --- |"]
     for label, n, ids in categorize(result["outcomes"]):
         lines.append(f"| {label.replace('|', '/')} | {n} | {'<br>'.join(ids).replace('|', '/')} |")
-    lines += ["", "## Wrong results", ""]
-    lines += [f"- `{t}`: {r.get('message', '')[:200]}" for t, r in result["outcomes"].items()
-              if r["outcome"] == "wrong_result"]
+    for kind, title in (("wrong_result", "Wrong results"),
+                        ("code_text", "Assertions on (or lookups of) the compiled code's text")):
+        lines += ["", f"## {title}", ""]
+        lines += [f"- `{t}`: {r.get('message', '')[:200]}" for t, r in result["outcomes"].items()
+                  if r["outcome"] == kind]
     return "\n".join(lines) + "\n"
 
 
@@ -220,6 +265,7 @@ def summarize(args, outcomes: dict, seconds: float) -> dict:
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "commit": _git_commit(), "seconds": round(seconds, 1),
         "counts": dict(sorted(counts.items())), "applicable": applicable,
+        "partial": bool(counts.get("not_run")),
         "pass_rate": round(counts["pass"] / applicable, 4) if applicable else None,
         "causes": [{"count": n, "cause": c} for c, n in causes.most_common()],
         "outcomes": dict(sorted(outcomes.items())),
@@ -270,13 +316,22 @@ def expected_from(result: dict, sample: int) -> dict:
 def main(argv=None) -> int:
     args = _parse(argv)
     args.device = args.device or ("cuda" if args.backend == "cuda" else "cpu")
-    if args.rescore:
+    if args.merge:
+        parts = [json.loads(Path(p).read_text()) for p in args.merge]
+        for k in ("backend", "device", "sample"):
+            setattr(args, k, parts[0][k])
+        outcomes = {tid: rec for part in parts for tid, rec in part["outcomes"].items()}
+        result = summarize(args, outcomes, sum(p["seconds"] for p in parts))
+        result["command"] = " + ".join(p["command"] for p in parts)
+    elif args.rescore:
         old = json.loads(Path(args.rescore).read_text())
         table = harness.read_not_applicable(ROOT / "tests" / "conformance" / "not_applicable.txt")
         for tid, rec in old["outcomes"].items():
             reason = harness.not_applicable_reason(tid, table)
             if reason is not None:
                 old["outcomes"][tid] = {"id": tid, "outcome": "not_applicable", "reason": reason}
+            elif _asserts_code_text(rec):
+                rec["outcome"] = "code_text"
         for k in ("backend", "device", "sample"):
             setattr(args, k, old[k])
         result = summarize(args, old["outcomes"], old["seconds"])
@@ -291,6 +346,8 @@ def main(argv=None) -> int:
     c = result["counts"]
     print(f"{args.backend}: {c.get('pass', 0)} of {result['applicable']} applicable pass "
           f"({100 * (result['pass_rate'] or 0):.1f}%), wrong results {c.get('wrong_result', 0)}, "
+          f"code text {c.get('code_text', 0)}, "
+          f"{'PARTIAL (--deadline), ' if result.get('partial') else ''}"
           f"counts {c}, {result['seconds']} s -> {out}")
     if args.summary_md:
         Path(args.summary_md).write_text(summary_markdown(result))

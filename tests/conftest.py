@@ -73,3 +73,40 @@ def pytest_configure(config):
     path = config.getoption("--record-torch-skips")
     if path:
         config.pluginmanager.register(_TorchSkipRecorder(path), "tilejit-torch-skips")
+
+
+# ----------------------------------------------------------------- a poisoned CUDA context
+# A kernel that faults (CUDA_ERROR_ILLEGAL_ADDRESS...) leaves the process's CUDA context
+# unusable: every later launch in that process fails with the same error, far from the
+# culprit.  After each test of a process that has used the GPU, the context is synchronised;
+# if it is poisoned, the test that did it is named and the process ends (under xdist the
+# worker is replaced by a fresh one, so the other tests still run), never a cascade.
+def _cuda_context_error():
+    """The error a synchronise of this process's CUDA contexts reports, or None (also
+    when the process never used the GPU: nothing is initialised here)."""
+    import sys
+    drv = sys.modules.get("tilejit.backends.cuda.driver")
+    err = drv.context_error() if drv is not None else None
+    torch = sys.modules.get("torch")
+    if err is None and torch is not None and torch.cuda.is_initialized():
+        try:
+            torch.cuda.synchronize()
+        except RuntimeError as e:          # torch.AcceleratorError is one
+            err = str(e).split("\n")[0]
+    return err
+
+
+@pytest.fixture(autouse=True)
+def _cuda_context_guard(request):
+    yield
+    err = _cuda_context_error()
+    if err is None:
+        return
+    msg = (f"{request.node.nodeid} left the CUDA context poisoned ({err}); every later GPU "
+           "test in this process would fail, so the process stops here")
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        import sys
+        sys.stderr.write("\n" + msg + "\n")
+        sys.stderr.flush()
+        os._exit(3)                      # xdist reports the crash and starts a fresh worker
+    pytest.exit(msg, returncode=3)

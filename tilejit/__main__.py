@@ -63,6 +63,17 @@ def _cmd_explain(args) -> int:
         return run_script(args.script, args.args)
 
 
+def _cache_source(given) -> str:
+    """Where the cache directory's name came from (runtime/options.py's order)."""
+    if given:
+        return "--dir"
+    if os.environ.get("TILEJIT_CACHE_DIR", ""):
+        return "TILEJIT_CACHE_DIR"
+    if os.path.isabs(os.environ.get("XDG_CACHE_HOME", "").strip()):
+        return "XDG_CACHE_HOME ($XDG_CACHE_HOME/tilejit)"
+    return "the default (~/.cache/tilejit; XDG_CACHE_HOME unset or not absolute)"
+
+
 def _cmd_cache(args) -> int:
     from tilejit.runtime.cache import get_cache
     c = get_cache(args.dir)
@@ -71,6 +82,7 @@ def _cmd_cache(args) -> int:
         where = info["dir"] or "(memory)"
         print(f"tilejit cache: {where}" + ("  (memory only: " + info.get("reason", "") + ")"
                                            if info.get("memory_only") else ""))
+        print(f"  location from {_cache_source(args.dir)}")
         cap = info.get("max_bytes") or 0
         limit = f"limit {cap} bytes ({cap / 2**20:.0f} MiB; TILEJIT_CACHE_SIZE)" if cap else "no limit"
         print(f"  {info['entries']} entries, {info['bytes']} bytes, {limit}")
@@ -171,7 +183,8 @@ def build_parser(prog: str = "python -m tilejit") -> argparse.ArgumentParser:
     x.set_defaults(func=_cmd_explain)
     c = sub.add_parser("cache", help="show or clear the disk cache",
                        description="Inspect (info) or empty (clear) the compiled-kernel cache "
-                       "(TILEJIT_CACHE_DIR or ~/.cache/tilejit).")
+                       "(TILEJIT_CACHE_DIR, else $XDG_CACHE_HOME/tilejit, else ~/.cache/tilejit; "
+                       "size limit TILEJIT_CACHE_SIZE).")
     c.add_argument("action", choices=("info", "clear"))
     c.add_argument("--dir", default=None, help="cache directory (default: the configured one)")
     c.set_defaults(func=_cmd_cache)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import faulthandler
 import json
 import os
+import re
 import shutil
 import signal
 import traceback
@@ -69,8 +70,10 @@ def _select_backend(config):
     _alias_in_children(config)
     os.environ["TILEJIT_BACKEND"] = backend
     if backend == "interpreter":
+        # tilejit's interpreter runs the compiled IR behind the same frontend, so the tests
+        # take their compiled-code paths (TRITON_INTERPRET=1 would make them exec patched
+        # source and expect Triton's InterpreterError)
         os.environ["TILEJIT_INTERPRET"] = "1"
-        os.environ["TRITON_INTERPRET"] = "1"     # the tests' is_interpreter()
     from tilejit.runtime.options import set_options
     set_options(None)
     return True
@@ -113,8 +116,11 @@ def pytest_pycollect_makemodule(module_path, parent):
 
 
 def test_id(item) -> str:
-    """``file::name[params]`` relative to the upstream language folder."""
-    return f"{item.path.name}::{item.name}"
+    """``file::name[params]`` relative to the upstream language folder (or to the folder
+    another suite's plugin set as ``config._tj_id_root``: tests/liger/plugin.py)."""
+    root = getattr(item.config, "_tj_id_root", None)
+    name = item.path.relative_to(root).as_posix() if root else item.path.name
+    return f"{name}::{item.name}"
 
 
 def _sample(items, k):
@@ -157,6 +163,7 @@ def pytest_collection_modifyitems(session, config, items):
     config.hook.pytest_deselected(items=dropped)
 
 
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
     outcome = yield
@@ -175,6 +182,10 @@ def pytest_collection_finish(session):
     log = getattr(session.config, "_tj_log", None)
     if log is None:
         return
+    log_path = session.config.getoption("--conformance-log")
+    selected = Path(f"{log_path}.selected") if log_path else None
+    if selected is not None and not selected.exists():    # the shard's tests (after -k), for --deadline
+        selected.write_text("\n".join(test_id(it) for it in session.items))
     for path, rep in _LOG_FOR_COLLECT:
         tid = path.name if path is not None else rep.nodeid
         text = str(rep.longrepr)
@@ -223,30 +234,60 @@ WRONG_RESULT_MODULES = ("numpy/testing", "torch/testing", "/_pytest/python_api")
 # an assert whose line mentions these checks an error message or compiler output, not a
 # computed value: a failure, not a wrong result
 _MESSAGE_CHECK = ("str(", "err", "msg", "message", "match", "inner", "outer", ".asm",
-                  "warning", ".name", "repr(", "__cause__", "captured", "stdout", "stderr")
+                  "warning", ".name", "repr(", "__cause__", "captured", "stdout", "stderr",
+                  "returncode")
 
 
 def classify(excinfo) -> str:
     """``wrong_result``: an AssertionError raised by the test's own comparison of values
     (an ``assert`` in the upstream file or numpy/torch's testing helpers), not by tilejit
-    and not one checking an error message or compiler text; ``timeout``; ``fail``: any
-    other exception (an unsupported feature, a crash, a message that differs...)."""
+    and not one checking an error message or compiler text; ``code_text``: an assert on
+    the compiled code's text (PTX, LLVM IR...) after the values were checked; ``timeout``;
+    ``fail``: any other exception (an unsupported feature, a crash, a message that
+    differs...)."""
     if excinfo is None:
         return "fail"
     if excinfo.errisinstance(_Timeout):
         return "timeout"
-    if any(m in str(excinfo.value) for m in NO_CUDA_TORCH):
+    if any(m in str(excinfo.value) for m in NO_CUDA_TORCH) or _in_cpu_torch_cuda(excinfo):
         return "skip"
+    frames = traceback.extract_tb(excinfo.tb)
+    if excinfo.errisinstance(KeyError) and frames and ".asm[" in (frames[-1].line or ""):
+        return "code_text"                # h.asm["ttgir"]: a stage of Triton's compiler
     if not excinfo.errisinstance(AssertionError):
         return "fail"
-    frames = traceback.extract_tb(excinfo.tb)
     inner = frames[-1].filename if frames else ""
     if "/tilejit/" in inner and "/tests/" not in inner:
         return "fail"
     line = (frames[-1].line or "") if frames else ""
+    if _asserts_code_text(excinfo, line):
+        return "code_text"
     if any(m in line for m in _MESSAGE_CHECK) or line.strip().startswith("assert False"):
         return "fail"
     return "wrong_result"
+
+
+def _in_cpu_torch_cuda(excinfo) -> bool:
+    """Raised inside ``torch.cuda`` on a torch built without CUDA (``with
+    torch.cuda.device(x.device.index)`` on a cpu tensor): the test needs a CUDA torch."""
+    frames = traceback.extract_tb(excinfo.tb)
+    if not frames or "/torch/cuda/" not in frames[-1].filename:
+        return False
+    import torch
+    return not torch.backends.cuda.is_built()
+
+
+def _asserts_code_text(excinfo, line: str) -> bool:
+    """Whether the failing assert's subject is compiled code's text (``h.asm["ptx"]``, or a
+    name bound to it such as ``ptx``): the numbers were right, the code's shape differs."""
+    if ".asm[" in line or harness.is_code_text(str(excinfo.value)):
+        return True
+    tb = excinfo.tb
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    scope = tb.tb_frame.f_locals
+    return any(harness.is_code_text(scope.get(name))
+               for name in re.findall(r"[A-Za-z_]\w*", line))
 
 
 def _describe(longrepr, excinfo):
@@ -281,7 +322,7 @@ def pytest_runtest_makereport(item, call):
     elif rep.failed and call.when == "call":
         kind = classify(call.excinfo)
         if kind == "skip":
-            log.write(tid, "skip", reason="needs torch with CUDA: " + str(call.excinfo.value))
+            log.write(tid, "skip", reason="needs torch with CUDA: " + str(call.excinfo.value)[:200])
         else:
             log.write(tid, kind, **_describe(rep.longrepr, call.excinfo))
     elif rep.failed:

@@ -84,31 +84,32 @@ CASES = [  # H, N, D, BLOCK_M, BLOCK_N, warps, causal, bf16
     (2, 256, 64, 128, 64, 8, False, False),     # the bench's blocks: 16 rows per warp
     (2, 256, 64, 128, 64, 4, False, False),     # 32 rows per warp (two 16-row tiles)
     (2, 128, 32, 64, 32, 4, False, True),       # bf16, narrow tiles
-    (1, 256, 64, 128, 64, 8, True, False),      # causal: mask outside the region
+    (1, 256, 64, 128, 64, 8, True, False),      # causal: the mask as index tiles in the region
     (2, 256, 32, 64, 64, 4, False, False),      # K-major K tiles wider than deep ...
     (2, 256, 64, 64, 32, 4, False, False),      # ... and deeper than wide
 ]
 
 
 SWITCHES = {"strided K": {"kmajor_b": False, "row_ring": False},
-            "kmajor+prestage": {"prestage_b": True, "row_ring": False},
             "no ring": {"row_ring": False},
             "ring in order": {"ring_rotate_first": False},
+            "no cap": {"ring_occupancy": False},
             "mma.sync ring": {"ring_wgmma": False},
             "mma.sync ring in order": {"ring_wgmma": False, "ring_rotate_first": False},
-            "index tiles": {"index_tiles": True, "ring_rotate_under_cap": False},
-            "index tiles mma.sync": {"index_tiles": True, "ring_wgmma": False}}
+            "no index tiles": {"index_tiles": False},
+            "no index tiles mma.sync": {"index_tiles": False, "ring_wgmma": False}}
 
 
 @pytest.fixture(params=["default", *SWITCHES])
 def switches(request, backend):
-    """cuda/mma_rows' and cuda/rows_ring's switches (``CudaTuning`` fields): as shipped (K-major B and the cp.async
-    ring of B tiles on with the first dot an iteration ahead, on wgmma where it fits: sm_90a,
-    one 16-row tile per warp; pre-staging off), with the ring's dots in order, the ring's
-    dots on mma.sync (ahead or in order), with index tiles in the region (causal masks at
-    the mma coordinates: the causal case's loop then takes the ring too), and on the
-    register path (ring off): with K-major B
-    off (K's transposed tile in strided loads), with pre-staging on, and with neither
+    """cuda/mma_rows' and cuda/rows_ring's switches (``CudaTuning`` fields): as shipped (K-major B,
+    index tiles in the region -- causal masks at the mma coordinates, so the causal case's loop
+    takes the ring too -- and the cp.async ring of B tiles with the first dot an iteration
+    ahead, on wgmma where it fits: sm_90a, one 16-row tile per warp, there under the register
+    cap with the first dot in order), with the ring's dots in order, without the cap (the
+    first dot ahead on wgmma), the ring's dots on mma.sync (ahead or in order), without index
+    tiles (the causal mask outside the region: its loop on the register path), and on the
+    register path (ring off), with K-major B off too (K's transposed tile in strided loads)
     (tests/cuda_switches.py: run on cuda, and on cpu with the PTX check)."""
     yield from switched(request.param, SWITCHES, backend)
 

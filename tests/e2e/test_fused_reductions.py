@@ -1,5 +1,5 @@
-"""Full reductions of one block done together (CUDA: ``CudaTuning.fuse_siblings`` --
-per-thread and in-warp steps of each, one exchange across warps for all), on every
+"""Full reductions of one block done together (CUDA, as shipped: ``CudaTuning.fuse_siblings``
+-- per-thread and in-warp steps of each, one exchange across warps for all), on every
 backend against numpy: sum, max, min and xor_sum of fp32, fp16 and int32 rows beside
 one reduction that needs another's result (not fused).  On CUDA the results must be
 bit-identical with the reductions done one by one."""

@@ -200,3 +200,35 @@ def test_unmasked_access_through_a_reversed_view_is_caught(backend):
     with pytest.raises(IndexError, match="unmasked_copy"):
         unmasked_copy[(4,)](x, rev, B=16)
     assert (guard[80:] == -1).all() and (guard[:16] == -1).all()
+
+
+@tilejit.jit
+def poke_cols(x, row, stride, cstride, BLOCK: tl.constexpr):
+    cols = tl.program_id(1) * cstride + tl.arange(0, BLOCK)    # int32
+    p = x + row.to(tl.int64) * stride + cols
+    tl.store(p, tl.load(p) + 1)
+
+
+def test_int32_offsets_proved_for_the_launch_run_the_plain_kernel(backend):
+    """Offsets whose int32 part the analysis bounds only with the grid and the
+    arguments known: on an array past 2**31 elements the launch proves them in range
+    and runs the plain kernel (no checked variant), host arrays and CUDA tensors
+    alike; where they wrap, the checked variant reports it."""
+    if backend == "interpreter":
+        pytest.skip("2 GiB through the interpreter")
+    n = 2 ** 31 + 64
+    if backend == "cuda":
+        torch = pytest.importorskip("torch", reason="needs torch")
+        big = torch.zeros(n, dtype=torch.int8, device="cuda")
+    else:
+        big = np.zeros(n, np.int8)
+    for _ in range(2):
+        poke_cols[(1, 2)](big, 2 ** 25, 64, 32, BLOCK=32)      # row 2**25 * 64 = 2**31
+    last = big[2 ** 31:2 ** 31 + 64]
+    assert (last.cpu().numpy() if backend == "cuda" else last).tolist() == [2] * 64
+    kernels = list(poke_cols._launcher.cache.values())
+    assert kernels and not any(getattr(k, "sanitize", False) for k in kernels)
+    with pytest.raises((OffsetOverflowError, IndexError), match="poke_cols") as e:
+        poke_cols[(1, 3)](big, 0, 0, 2 ** 30, BLOCK=32)        # program 2: 2 * 2**30 wraps
+    if backend == "cpu":
+        assert isinstance(e.value, OffsetOverflowError) and "'*'" in str(e.value)

@@ -2,9 +2,9 @@
 cp.async ring zero-fills a tail) and tutorial 08's grouped GEMM (pointers from memory,
 aligned and misaligned groups in one launch: the versioned ring and register paths)
 against numpy on every backend, under the dot-ring switches (``CudaTuning`` fields) of
-cuda/rules_wgmma (imm_offsets, uniform_wg), cuda/async_pipeline (fresh_tid, proxy_fence) and
-cuda/pipeline (arange_leaves): as shipped and each one flipped (tests/cuda_switches.py: run on cuda,
-and on cpu with the PTX check)."""
+cuda/rules_wgmma (imm_offsets, uniform_wg) and cuda/async_pipeline (fresh_tid, proxy_fence):
+as shipped and each one flipped (tests/cuda_switches.py: run on cuda, and on cpu with the PTX
+check), and without the register cap of range-versioned ring kernels (cuda/occupancy.py)."""
 
 import numpy as np
 import pytest
@@ -17,9 +17,8 @@ SWITCHES = {"no imm offsets": {"imm_offsets": False},
             "no uniform wg": {"uniform_wg": False},
             "no fresh tid": {"fresh_tid": False},
             "no proxy fence": {"proxy_fence": False},
-            "arange leaves": {"arange_leaves": True},
-            "all before": {"imm_offsets": False, "uniform_wg": False,
-                           "fresh_tid": False, "arange_leaves": False}}
+            "no cap": {"ring_occupancy": False},
+            "all before": {"imm_offsets": False, "uniform_wg": False, "fresh_tid": False}}
 
 
 @pytest.fixture(params=["default", *SWITCHES])

@@ -1,6 +1,7 @@
 """Triton's host API under the alias, as TorchInductor drives it: ``triton.compile(
 ASTSource(...), target=GPUTarget(...), options=...)`` and the compiled kernel's
-launcher convention, on every backend (numpy arrays; no torch needed)."""
+launcher convention, on every backend (numpy arrays; on cuda, torch CUDA tensors as
+Inductor passes them: a kernel compiled for a GPU target takes device arrays, as Triton's)."""
 import numpy as np
 import pytest
 
@@ -38,9 +39,23 @@ def _compile(triton, backend, attrs=None, block=64):
     return triton.compile(src, target=target, options={"num_warps": 4, "num_stages": 1, "debug": True})
 
 
-def _arrays(n, rng):
-    return (rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32),
-            np.zeros(n, np.float32))
+def _device(backend):
+    """numpy array -> the array the backend's kernels take (a torch CUDA tensor on cuda)."""
+    if backend != "cuda":
+        return lambda a: a
+    torch = pytest.importorskip("torch", reason="the cuda case passes torch CUDA tensors")
+    return lambda a: torch.from_numpy(np.ascontiguousarray(a)).to("cuda")
+
+
+def _host(a):
+    return a.cpu().numpy() if hasattr(a, "cpu") else a
+
+
+def _arrays(n, rng, backend):
+    """(x, y, out) on the backend's device and (x, y) on the host."""
+    dev = _device(backend)
+    x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    return (dev(x), dev(y), dev(np.zeros(n, np.float32))), (x, y)
 
 
 def test_compile_and_run_as_inductor_does(triton, backend, rng):
@@ -50,13 +65,13 @@ def test_compile_and_run_as_inductor_does(triton, backend, rng):
     assert k.metadata.shared >= 0 and "ttir" in k.asm
     if backend != "cuda":
         assert (k.n_regs, k.n_spills) == (0, 0)      # the host's documented defaults
-    x, y, out = _arrays(1000, rng)
+    (dx, dy, out), (x, y) = _arrays(1000, rng, backend)
     # Inductor's launcher: grid, stream, function, metadata, launch metadata, hooks, every arg
-    k.run(16, 1, 1, 0, k.function, k.packed_metadata, None, None, None, x, y, out, 1000, 0.5, 64)
-    np.testing.assert_allclose(out, x * np.float32(0.5) + y, rtol=1e-6)
+    k.run(16, 1, 1, 0, k.function, k.packed_metadata, None, None, None, dx, dy, out, 1000, 0.5, 64)
+    np.testing.assert_allclose(_host(out), x * np.float32(0.5) + y, rtol=1e-6)
     out[:] = 0
-    k[(16,)](x, y, out, 1000, 2.0, 64)                # Triton's kernel[grid](*args)
-    np.testing.assert_allclose(out, x * np.float32(2.0) + y, rtol=1e-6)
+    k[(16,)](dx, dy, out, 1000, 2.0, 64)              # Triton's kernel[grid](*args)
+    np.testing.assert_allclose(_host(out), x * np.float32(2.0) + y, rtol=1e-6)
 
 
 def test_launch_hooks_see_every_launch(triton, backend, rng):
@@ -66,7 +81,7 @@ def test_launch_hooks_see_every_launch(triton, backend, rng):
     knobs.runtime.launch_exit_hook = lambda meta: seen.append(("exit", meta["name"]))
     try:
         k = _compile(triton, backend)
-        x, y, out = _arrays(100, rng)
+        (x, y, out), _ = _arrays(100, rng, backend)
         k[(2,)](x, y, out, 100, 1.0, 64)
     finally:
         knobs.runtime.launch_enter_hook = knobs.runtime.launch_exit_hook = None
@@ -76,11 +91,12 @@ def test_launch_hooks_see_every_launch(triton, backend, rng):
 
 def test_launch_checks_the_compiled_signature(triton, backend, rng):
     k = _compile(triton, backend, attrs={(0,): [["tt.divisibility", 16]]})
-    x, y, out = _arrays(64, rng)
-    with pytest.raises(TypeError, match=r"scaled_add: argument 'y_ptr' has dtype float64 .* \*fp32"):
-        k[(1,)](x, y.astype(np.float64), out, 64, 1.0, 64)
+    (x, y, out), (_, hy) = _arrays(64, rng, backend)
+    dev = _device(backend)
+    with pytest.raises(TypeError, match=r"scaled_add: argument 'y_ptr' has dtype \S*float64 .* \*fp32"):
+        k[(1,)](x, dev(hy.astype(np.float64)), out, 64, 1.0, 64)
     with pytest.raises(ValueError, match=r"scaled_add: argument 'x_ptr' .* divisible by 16"):
-        k[(1,)](np.zeros(65, np.float32)[1:], y, out, 64, 1.0, 64)
+        k[(1,)](dev(np.zeros(65, np.float32))[1:], y, out, 64, 1.0, 64)
     with pytest.raises(ValueError, match=r"scaled_add: argument 'n' = 4294967296 does not fit i32"):
         k[(1,)](x, y, out, 2 ** 32, 1.0, 64)
 

@@ -166,12 +166,18 @@ def bad_helper(v):
 
 
 def test_error_inside_user_helper_points_into_helper():
+    """As Triton chains it: the error at the call site, the helper's error (at its own
+    line) as the cause, and both shown in the message."""
     @tilejit.jit
     def k(x_ptr, n):
         tl.store(x_ptr, bad_helper(n))
     err = compile_error(k)
-    assert err.line == bad_helper.first_line + 3
-    assert "tl.arange(0, w)" in str(err)
+    assert err.line == k.first_line + 2 and isinstance(err, ValueError)
+    inner = err.__cause__
+    assert isinstance(inner, CompilationError) and inner.line == bad_helper.first_line + 3
+    assert "tl.arange(0, w)" in str(inner) and "at 3:11:" in str(inner)
+    assert "bad_helper(n)" in str(err) and "tl.arange(0, w)" in str(err)
+    assert "in the @jit function 'bad_helper' called here" in str(err)
 
 
 def test_error_inside_library_points_at_call_site():
@@ -342,3 +348,21 @@ def test_kernel_without_source_is_a_compilation_error_naming_it():
         tilejit.jit(ns["typed_at_a_prompt"])
     text = str(info.value)
     assert "typed_at_a_prompt" in text and "<stdin>:1" in text and ".py file" in text
+
+
+@tilejit.jit
+def returns_by_flag(n):
+    if n == 0:
+        return tl.arange(0, 4)
+    else:
+        return tl.arange(0, 8)
+
+
+def test_return_type_mismatch_points_at_the_def():
+    @tilejit.jit
+    def k(x_ptr, n):
+        returns_by_flag(n)
+    err = compile_error(k)
+    assert err.line == k.first_line + 2
+    assert err.__cause__.line == returns_by_flag.first_line + 1
+    assert "at 1:0:" in str(err.__cause__) and "Return type mismatch" in str(err.__cause__)

@@ -89,11 +89,13 @@ def test_write_past_the_end_writes_nothing_past_the_bound():
     assert f"test_sanitize.py:{_line(store_past, 'tl.store')}" in str(e)
     assert e.program_id == (0, 0, 0) and e.lane == 100
     assert (big[100:] == -7.0).all()   # nothing written past y's end
-    # without sanitize the same launch silently scribbles over big[100:120]
+    # without sanitize the launch checks (runtime/arg_bounds.py) find the same lane from
+    # n, extra and the mask, and refuse the launch before anything runs
     big2 = np.full(128, -7.0, np.float32)
-    with _cpu():
+    with _cpu(), pytest.raises(tilejit.OutOfBoundsError) as ei:
         store_past[(1,)](x, big2[:100], 100, 20, BLOCK=128)
-    assert (big2[100:120] == 0.0).all() and (big2[120:] == -7.0).all()
+    assert "refused before the launch" in str(ei.value) and ei.value.lane == 100
+    assert (big2[100:] == -7.0).all()
 
 
 def test_stride_bug_is_caught_on_the_right_line_and_program():

@@ -162,7 +162,7 @@ def test_compile_key_parts():
     variants = [dict(signature={"p": "*fp16", "n": "i32"}), dict(constexprs={"B": 4}),
                 dict(specialization={"p": (16, False), "n": (16, False)}),
                 dict(options=Options(sanitize=True)), dict(target="cuda:sm_90"),
-                dict(options=Options(cuda=CudaTuning(index_tiles=True))),
+                dict(options=Options(cuda=CudaTuning(index_tiles=False))),
                 dict(options=Options(cuda=CudaTuning(remat_min_saving=0))),
                 dict(jitfn=_kernel_b)]
     for v in variants:

@@ -191,3 +191,4 @@ def test_cli_info_shows_xdg_dir_and_limit(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert str(tmp_path / "tilejit") in r.stdout and f"limit {64 << 20} bytes" in r.stdout
+    assert "location from XDG_CACHE_HOME" in r.stdout

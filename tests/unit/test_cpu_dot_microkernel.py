@@ -230,7 +230,7 @@ def test_dot_operand_is_carried_result(backend):
 # ---------------------------------------------------------------- block shapes
 def test_choose_shape_per_target():
     assert choose_shape(128, 128, 64, float32, AVX2) == Shape(8, 2, 6, True)
-    assert choose_shape(128, 128, 64, float32, AVX512) == Shape(16, 2, 8, True)
+    assert choose_shape(128, 128, 64, float32, AVX512) == Shape(16, 2, 14, True)
     assert choose_shape(128, 128, 64, float64, AVX2) == Shape(4, 2, 6, True)
     s = choose_shape(5, 3, 7, float32, AVX2)           # narrow N: narrower vectors, all rows
     assert s.nr <= 3 and s.mr == 5 and not s.pack_b
@@ -239,7 +239,7 @@ def test_choose_shape_per_target():
         assert s.mr * s.nvec + s.nvec + 1 <= (32 if feats.get("avx512f") else 16)
 
 
-@pytest.mark.parametrize("shape", [Shape(16, 2, 8, True), Shape(4, 2, 6, True), Shape(8, 1, 13, False),
+@pytest.mark.parametrize("shape", [Shape(16, 2, 8, True), Shape(16, 2, 14, True), Shape(4, 2, 6, True), Shape(8, 1, 13, False),
                                    Shape(8, 3, 4, True), Shape(2, 1, 1, True)], ids=str)
 def test_forced_shapes_compile_and_agree(shape, tmp_path):
     """Other targets' register blocks (wider/narrower vectors, more rows) compiled for

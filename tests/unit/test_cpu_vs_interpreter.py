@@ -203,3 +203,28 @@ def test_int8_dot_accumulates_in_int32():
     b = rng.integers(-128, 128, (K, N)).astype(np.int8)
     c = both(k.done(), (1,), [a, b, np.zeros((M, N), np.int32)])[2]
     np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
+
+
+@pytest.mark.parametrize("kind", ["max", "min"])
+@pytest.mark.parametrize("R,C", [(1, 256), (3, 64), (5, 48), (2, 24), (4, 8), (6, 12)])
+def test_float_extremum_last_axis_partials(kind, R, C):
+    """max/min along the last axis (lowered with per-lane partial extrema when C
+    allows): NaN anywhere is skipped, an all-NaN row stays NaN, +-inf and a masked
+    tail whose ``other`` is NaN; the same bits as the interpreter."""
+    k = KB(f"ext_{kind}_{R}_{C}")
+    x, o, n = k.ptr_arg("x", float32), k.ptr_arg("o", float32), k.arg("n", int32)
+    cols = k.expand(k.arange(C), 0)
+    offs = k.bin(ops.AddOp, k.bin(ops.MulOp, k.expand(k.arange(R), 1), k.c(C, int32)), cols)
+    mask = k.cmp("lt", cols, n)
+    v = k.load(k.addptr(x, offs), mask, k.c(float("nan"), float32, (R, C)))
+    k.store(k.addptr(o, k.arange(R)), k.reduce(v, kind, 1))
+    rng = np.random.default_rng(R * 100 + C)
+    xs = rng.standard_normal((R, C)).astype(np.float32)
+    xs[0, rng.integers(0, C, 3)] = np.nan
+    xs[-1, :] = np.nan                      # all NaN (when R > 1: the last row)
+    if R > 2:
+        xs[1, C - 1] = np.inf if kind == "max" else -np.inf
+        xs[1, 0] = -np.inf if kind == "max" else np.inf
+    f = k.done()
+    for n_valid in sorted({C, max(1, C - 3)}):
+        both(f, (1,), [xs, np.zeros(R, np.float32)], [n_valid])

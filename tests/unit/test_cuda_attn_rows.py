@@ -55,20 +55,21 @@ def test_attention_loop_plan():
 
 
 def test_causal_mask_outside_the_region_falls_back():
-    """The mask is built from blocked vectors defined before the loop: the row max reads
-    a value outside the region, so nothing is left that the region would save."""
+    """``index_tiles`` off: the mask is built from blocked vectors defined before the loop:
+    the row max reads a value outside the region, so nothing is left that the region would
+    save."""
+    from tilejit.runtime.options import CudaTuning
     plans, forced = _plans(attn_rows, ATTN_SIG, dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=True,
-                                                     BF16=False), 8)
+                                                     BF16=False), 8, CudaTuning(index_tiles=False))
     assert list(plans.values()) == [None] and not forced
 
 
 def test_causal_mask_as_index_tiles_joins_the_region():
-    """CudaTuning.index_tiles: the mask's 2-D index values (the broadcasts of offs_m and of
-    start_n + offs_n, their compare) join the region (evaluated at the mma coordinates), so
-    the whole softmax and p do: a full plan, as for the non-causal loop."""
-    from tilejit.runtime.options import CudaTuning
+    """As shipped (CudaTuning.index_tiles): the mask's 2-D index values (the broadcasts of
+    offs_m and of start_n + offs_n, their compare) join the region (evaluated at the mma
+    coordinates), so the whole softmax and p do: a full plan, as for the non-causal loop."""
     plans, forced = _plans(attn_rows, ATTN_SIG, dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=True,
-                                                     BF16=False), 8, CudaTuning(index_tiles=True))
+                                                     BF16=False), 8)
     (plan,) = plans.values()
     assert plan is not None and len(plan.rows) == 2 and len(plan.hoist) == 1
     cmp = [o for o in plan.ops if isinstance(o, ops.CmpOp)]

@@ -82,6 +82,9 @@ def _cases():
         yield f"math_{fn}", (1,), [_f32(256, lo=0.05, hi=4), np.zeros(256, np.float32)], tol
     yield "math_exp_fp16", (1,), [_f32(256, lo=-2, hi=2).astype(np.float16), np.zeros(256, np.float16)], 2e-3
     yield "math_sqrt_fp64", (1,), [RNG.uniform(0, 9, 256), np.zeros(256)], 0
+    for fn in ("sin", "cos", "exp", "log", "tanh"):    # fp64: 1-3 ulp (f64math.py)
+        lo, hi = {"log": (1e-300, 1e300), "tanh": (-5, 5)}.get(fn, (-700, 700))
+        yield f"math_{fn}_fp64", (1,), [RNG.uniform(lo, hi, 256), np.zeros(256)], 1e-15
     for c in K.INT_BINOPS:
         a = RNG.integers(-2**31, 2**31, 128).astype(np.int32)
         b = RNG.integers(1, 2**31, 128).astype(np.int32) * RNG.choice([-1, 1], 128).astype(np.int32)

@@ -2,6 +2,7 @@
 sm_90, and ptxas (when installed) assembles that PTX.  No GPU needed."""
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -279,6 +280,7 @@ KERNELS = {
     "matmul_fp16_mma": lambda: _warps(matmul_kernel(128, 128, 32), 8),
     **{f"math_{f}": (lambda f=f: math_kernel(f)) for f in MATH_FNS},
     "math_exp_fp16": lambda: math_kernel("exp", "fp16"), "math_sqrt_fp64": lambda: math_kernel("sqrt", "fp64"),
+    **{f"math_{f}_fp64": (lambda f=f: math_kernel(f, "fp64")) for f in ("sin", "cos", "exp", "log", "tanh")},
     **{f"i32_{c.__name__}": (lambda c=c: binop_kernel(c, "i32")) for c in INT_BINOPS},
     "u8_shr": lambda: binop_kernel(ops.ShrOp, "u8"), "fp32_rem": lambda: binop_kernel(ops.RemOp, "fp32"),
     "fp16_max": lambda: binop_kernel(ops.MaxOp, "fp16"), "i64_div": lambda: binop_kernel(ops.IDivOp, "i64"),
@@ -502,3 +504,38 @@ def test_compile_api_copy_vectorises_only_when_specialised():
     assert not re.search(r"\.global(\.\w+)*\.v[24]", plain)      # alignment unknown: scalar
     if _have_analysis():
         assert re.search(r"ld\.global(\.\w+)*\.v4\.b32", spec) and re.search(r"st\.global(\.\w+)*\.v4\.b32", spec)
+
+
+def test_fp64_transcendentals_use_no_fp32_approximation():
+    """fp64 sin/cos/exp/log/tanh are computed in fp64 (backends/llvm/f64math.py), not
+    through the fp32 ``.approx`` units; libdevice's float64 compositions rely on it."""
+    for fn in ("sin", "cos", "exp", "log", "tanh"):
+        ptx = compile_cuda(KERNELS[f"math_{fn}_fp64"]()).asm["ptx"]
+        assert ".approx" not in ptx and "cvt.rn.f32.f64" not in ptx, fn
+
+
+def test_loop_free_dot_loads_fp16_operands_in_16_byte_chunks():
+    """Triton's test_dot shape (a dot outside any loop, row-major fp16 operands through
+    runtime strides specialised to 1 and multiples of 16): every operand load is
+    ``ld.global.v4`` (8 halves), the fp32 result is stored with ``st.global.v4``."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+    import tilejit
+    from test_dot_loop_free import dot_epilogue
+    sig = {"X": "*fp16", "sxm": "i32", "sxk": "i32", "Y": "*fp16", "syk": "i32", "syn": "i32",
+           "W": "*fp32", "Z": "*fp32"}
+    ptx = tilejit.compile(dot_epilogue, signature=sig, constexprs=dict(BM=128, BN=128, BK=64, SCALE=False),
+                          divisible_by_16=("X", "Y", "W", "Z", "sxm", "syk"), equal_to_1=("sxk", "syn"),
+                          target="cuda:90", num_warps=4).asm["ptx"]
+    loads = re.findall(r"ld\.global\.[\w.]+", ptx)
+    assert loads and set(loads) == {"ld.global.v4.b32"}, sorted(set(loads))
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
+    assert set(re.findall(r"st\.global\.[\w.]+", ptx)) == {"st.global.v4.b32"}
+    if tgt.find_ptxas():
+        tgt.ptxas(ptx, 90)
+
+    # a dot with an fp16 result (the multiply-add path, rules_reduce) loads the same way
+    from test_dot_loop_free import dot_fp16_out
+    ptx = tilejit.compile(dot_fp16_out, signature={"X": "*fp16", "Y": "*fp16", "Z": "*fp16"},
+                          constexprs=dict(B=64), divisible_by_16=("X", "Y", "Z"), target="cuda:90").asm["ptx"]
+    assert set(re.findall(r"ld\.global\.[\w.]+", ptx)) == {"ld.global.v4.b32"}

@@ -1,6 +1,7 @@
 """Atomic orderings on CUDA (rules_atomic.py).  A scalar atomic (thread 0 acting for
 the CTA, as in the lock of layer-norm backward) is one PTX ``atom`` carrying the op's
-``sem`` and ``scope`` (``atom.acq_rel.gpu.global.cas.b32``, as Triton emits it) between
+``sem`` and ``scope`` (``atom.global.acq_rel.gpu.cas.b32``, ``atom.global.gpu.acq_rel.exch.b32``:
+Triton's text, which Triton's own tests look for) between
 CTA barriers, with no fences in the other threads; a tile atomic is made of fences at
 ``scope`` around relaxed ``atom`` instructions at ``scope``; atomics PTX has no
 instruction for (float max/min) keep LLVM's CAS loop between fences.  No GPU needed."""
@@ -57,7 +58,7 @@ def _sass_free(ptx):
 def test_lock_is_released_and_acquired_at_gpu_scope():
     ptx = _sass_free(_ptx(locked_add, LOCK_SIG, BLOCK=256))
     atoms = re.findall(r"(@%p\d+ )?(atom\.[\w.]+)", ptx)
-    assert [a for _, a in atoms] == ["atom.acq_rel.gpu.global.cas.b32", "atom.acq_rel.gpu.global.exch.b32"]
+    assert [a for _, a in atoms] == ["atom.global.acq_rel.gpu.cas.b32", "atom.global.gpu.acq_rel.exch.b32"]
     assert all(p for p, _ in atoms)              # predicated: one thread acts for the CTA
     assert "fence" not in ptx and "membar" not in ptx and ".sys" not in ptx
     # a CTA barrier before each (the CTA's earlier stores are released with it) and after
@@ -78,7 +79,7 @@ def test_tile_atomics_sem_and_scope_become_fences(sem, scope, fences):
     ptx = _sass_free(_ptx(counted, COUNT_SIG, SEM=sem, SCOPE=scope, BLOCK=128))
     assert re.findall(r"fence\.[\w.]+", ptx) == fences
     # the atomics themselves are relaxed at the op's scope, predicated by the mask
-    assert set(re.findall(r"atom\.[\w.]+", ptx)) == {f"atom.relaxed.{scope}.global.add.f32"}
+    assert set(re.findall(r"atom\.[\w.]+", ptx)) == {f"atom.global.{scope}.relaxed.add.f32"}
     # the release fence comes before every atomic, the acquire fence after
     first, last = ptx.index("atom."), ptx.rindex("atom.")
     if sem in ("release", "acq_rel"):
@@ -100,12 +101,12 @@ def scalar_op(Out, X, KIND: tl.constexpr, SEM: tl.constexpr, SCOPE: tl.constexpr
 
 
 @pytest.mark.parametrize("kind,dt,sem,scope,want", [
-    ("add", "fp32", "acq_rel", "gpu", "atom.acq_rel.gpu.global.add.f32"),
-    ("add", "i64", "release", "sys", "atom.release.sys.global.add.u64"),
-    ("add", "fp16", "acquire", "cta", "atom.acquire.cta.global.add.noftz.f16"),
-    ("max", "i32", "relaxed", "gpu", "atom.relaxed.gpu.global.max.s32"),
-    ("max", "u32", "acq_rel", "gpu", "atom.acq_rel.gpu.global.max.u32"),
-    ("xchg", "fp64", "acq_rel", "sys", "atom.acq_rel.sys.global.exch.b64"),
+    ("add", "fp32", "acq_rel", "gpu", "atom.global.gpu.acq_rel.add.f32"),
+    ("add", "i64", "release", "sys", "atom.global.sys.release.add.u64"),
+    ("add", "fp16", "acquire", "cta", "atom.global.cta.acquire.add.noftz.f16"),
+    ("max", "i32", "relaxed", "gpu", "atom.global.gpu.relaxed.max.s32"),
+    ("max", "u32", "acq_rel", "gpu", "atom.global.gpu.acq_rel.max.u32"),
+    ("xchg", "fp64", "acq_rel", "sys", "atom.global.sys.acq_rel.exch.b64"),
 ])
 def test_scalar_atomic_is_one_ordered_instruction(kind, dt, sem, scope, want):
     ptx = _sass_free(_ptx(scalar_op, {"Out": f"*{dt}", "X": f"*{dt}"}, KIND=kind, SEM=sem, SCOPE=scope))

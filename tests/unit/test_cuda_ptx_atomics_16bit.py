@@ -32,7 +32,7 @@ def test_float16_add(arch, dt):
         assert atoms and all(".cas." in a for a in atoms), atoms
         assert not any("bf16" in a for a in atoms)
     else:
-        assert atoms == {f"atom.relaxed.gpu.global.add.noftz.{'f16' if dt == 'fp16' else 'bf16'}"}, atoms
+        assert atoms == {f"atom.global.gpu.relaxed.add.noftz.{'f16' if dt == 'fp16' else 'bf16'}"}, atoms
     tgt.ptxas(ptx, arch)
 
 
@@ -41,5 +41,5 @@ def test_float16_add(arch, dt):
 @pytest.mark.parametrize("dt", ["fp16", "bf16", "i16", "u16"])
 def test_cas_b16(arch, dt):
     ptx = _ptx(A.cas_scalar_kernel, {0: f"*{dt}", 1: f"*{dt}"}, arch)
-    assert _atoms(ptx) == {"atom.acq_rel.gpu.global.cas.b16"}
+    assert _atoms(ptx) == {"atom.global.acq_rel.gpu.cas.b16"}
     tgt.ptxas(ptx, arch)

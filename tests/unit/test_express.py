@@ -153,17 +153,45 @@ def test_respecialization_through_the_express_lane():
 
 
 @needs_cpu
-def test_torch_cpu_tensors_and_numpy_scalars_take_the_general_path():
+def test_torch_cpu_tensors_take_the_lane_and_numpy_scalars_the_general_path():
     torch = pytest.importorskip("torch")
     k = _fresh()
     x = torch.arange(40, dtype=torch.float32)
     out = torch.zeros(40)
     with use_options(backend="cpu"):
-        for _ in range(2):
+        for _ in range(3):
             k[(3,)](x, out, 40, 2.0, BLOCK=16, SHIFT=False)
             np.testing.assert_array_equal(out.numpy(), x.numpy() * 2)
             k[(3,)](x.numpy(), out.numpy(), np.int32(40), np.float32(3.0), BLOCK=16, SHIFT=False)
             np.testing.assert_array_equal(out.numpy(), x.numpy() * 3)
+            k[(3,)](x[1:], out, 39, 2.0, BLOCK=16, SHIFT=False)           # another alignment
+            np.testing.assert_array_equal(out.numpy()[:39], x.numpy()[1:] * 2)
+        launcher = k._launcher
+        assert any(isinstance(key[0], tuple) for key in launcher.express)  # tensors' keys
+        for key, run in launcher.express.items():
+            if isinstance(key[0], tuple):
+                kernel = run([x.data_ptr(), out.data_ptr(), 40, 1.0], (x, out, 40, 1.0, 16, False), 3, 1, 1)
+                assert any(kernel is c for c in launcher.cache.values())
+
+
+def test_express_key_separates_torch_tensors_as_the_cache_key_does():
+    torch = pytest.importorskip("torch")
+    launcher = Launcher(_fresh())
+    key_of = express.make_key_function(launcher.plan)
+    x = torch.arange(64, dtype=torch.float32)
+    vs = [(x, x, 32, 2.0, 16, True), (x[4:], x, 32, 2.0, 16, True), (x[1:], x, 32, 2.0, 16, True),
+          (x.double(), x, 32, 2.0, 16, True), (x.numpy(), x, 32, 2.0, 16, True),
+          (x.to(torch.int32), x, 32, 2.0, 16, True), (x[::2], x, 32, 2.0, 16, True)]
+    gkeys = [_general_key(launcher, v) for v in vs]
+    ekeys = [key_of(v) for v in vs]
+    assert None not in ekeys
+    for i in range(len(vs)):          # never one entry for two kernels (a numpy array and a
+        for j in range(len(vs)):      # tensor alike have two entries for one kernel)
+            if ekeys[i] == ekeys[j]:
+                assert gkeys[i] == gkeys[j], (i, j)
+            elif i != 4 and j != 4:
+                assert gkeys[i] != gkeys[j], (i, j)
+    assert key_of((torch.zeros(4, device="meta"), x, 32, 2.0, 16, True)) is None
 
 
 @needs_cpu

@@ -25,9 +25,10 @@ from ..language.core import (TypeView, constexpr, constexpr_type, is_builtin, te
                              typed_literal)
 from ..runtime.jit import JITFunction
 from .astutil import is_internal_file, parse_function
-from .control import ControlFlowMixin
+from .control import ControlFlowMixin, ReturnTypeError
 from .elementwise import ElementwiseMixin
-from .errors import CompilationError, KernelError, UnsupportedLanguageConstruct, make_error
+from .errors import (CompilationError, KernelError, UnsupportedLanguageConstruct, called_from,
+                     make_error)
 from .pybuiltins import PY_BUILTINS
 
 MAX_INLINE_DEPTH = 48
@@ -115,7 +116,17 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
             raise self.error(fndef, UnsupportedLanguageConstruct(
                 "kernels and @jit helpers take plain positional parameters only "
                 "(no *args, **kwargs, keyword-only or positional-only parameters)"))
-        self.visit_body(fndef.body)
+        for p in getattr(self.jitfn, "params", ()) if self.is_kernel else ():
+            if p.is_constexpr and p.do_not_specialize:
+                raise self.error(fndef, KernelError(
+                    f"{p.name} marked as constexpr and listed in do_not_specialize: a constexpr "
+                    "is always specialized; drop one of the two"))
+        try:
+            self.visit_body(fndef.body)
+        except CompilationError as e:
+            if isinstance(e.error, ReturnTypeError) and not isinstance(e.error, CompilationError):
+                raise self.error(fndef, e.error) from None
+            raise
         return self.ret_value
 
     def error(self, node, exc) -> CompilationError:
@@ -136,6 +147,10 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
             if e.internal and not self.internal and located:
                 cause = e.error if e.error is not None else UnsupportedLanguageConstruct(e.cause_message)
                 raise self.error(node, cause) from None
+            if getattr(e, "callee", None) is not None and located and not self.internal:
+                loc = self.loc(node)                  # the call site, the callee's error its cause
+                raise called_from(e, kernel=self.name, file=loc.file, line=loc.line, col=loc.col,
+                                  rel=(node.lineno - self.def_line + 1, node.col_offset)) from None
             raise
         except Exception as e:  # noqa: BLE001  -- the one place that converts errors
             if not located:
@@ -478,6 +493,7 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
             raise TypeError(f"{_describe(fn)} is not callable")
         if _has_tensor(args) or _has_tensor(kwargs.values()):
             if not (isinstance(fn, type) and fn.__module__.startswith("tilejit.language")
+                    or _is_namedtuple_class(fn)          # Point(x=..., y=...) holds the values
                     or any(fn is f for f in (isinstance, issubclass, hasattr, getattr, type))):  # introspection
                 name = getattr(fn, "__name__", repr(fn))
                 raise TypeError(f"cannot call Python function '{name}' with tensor arguments inside a kernel; "
@@ -556,7 +572,12 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
             bound[p.name] = norm(bound[p.name])
         callee = CodeGenerator(fn, self.builder, bound, depth=self.depth + 1,
                                elementwise=self.elementwise or elementwise)
-        return callee.generate()
+        try:
+            return callee.generate()
+        except CompilationError as e:
+            if not (e.internal or callee.internal):
+                e.callee = fn.__name__            # the caller's visit adds the call site
+            raise
 
 
 def _as_tuple(v):
@@ -573,6 +594,10 @@ def _compare(op, left, right):
             and isinstance(right, (tuple, list)) and not _has_tensor([left, right]):
         left, right = _as_tuple(left), _as_tuple(right)
     return _CMPOPS[type(op)](left, right)
+
+
+def _is_namedtuple_class(fn) -> bool:
+    return isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields")
 
 
 def _describe(v) -> str:

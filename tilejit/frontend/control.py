@@ -71,7 +71,12 @@ def unify_types(a, b, what: str, mismatch: str | None = None) -> TileType:
         if dt == t.element:
             return t
     text = (mismatch or "{what} has type {ta} on one path and {tb} on another").format(what=what, ta=ta, tb=tb)
-    raise TypeError(f"{text}; make the types match (e.g. with .to(...))")
+    kind = ReturnTypeError if what == "the returned value" else TypeError
+    raise kind(f"{text}; make the types match (e.g. with .to(...))")
+
+
+class ReturnTypeError(TypeError):
+    """A function whose paths return different types (reported at its ``def``, as Triton does)."""
 
 
 def widen_type(init: TileType, end: TileType, what: str) -> TileType:

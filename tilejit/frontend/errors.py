@@ -28,6 +28,7 @@ class CompilationError(UserError, TritonError):
         self.error = error
         self.cause_message = message
         self.internal = internal      # raised inside tilejit's own language library
+        self.callee = None            # set while it leaves a @jit function for its call site
         if source_line is None and file and line:
             source_line = linecache.getline(file, line).rstrip("\n") or None
         self.source_line = source_line
@@ -144,6 +145,17 @@ def make_error(exc: BaseException, *, kernel, file, line, col, internal=False,
         return error_class_for(exc)(msg, error=exc, **where)
     except Exception:  # noqa: BLE001  -- an exception class with an unusual constructor
         return _static_class_for(exc)(msg, error=exc, **where)
+
+
+def called_from(inner: CompilationError, *, kernel, file, line, col, rel) -> CompilationError:
+    """``inner``, raised inside a ``@jit`` function, seen at the call site: the same class,
+    located at the call, showing ``inner`` and keeping it as its cause (Triton chains a
+    callee's error the same way)."""
+    outer = type(inner)(f"in the @jit function '{inner.callee}' called here:\n{inner}",
+                        kernel=kernel, file=file, line=line, col=col, rel=rel)
+    outer.error = inner
+    inner.callee = None
+    return outer
 
 
 def cause_of(err: CompilationError):

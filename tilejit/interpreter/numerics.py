@@ -49,9 +49,11 @@ def storage(elem) -> np.dtype:
 
 
 def decode(x, elem):
-    """Storage -> compute values: bf16 bits become float32, other types unchanged."""
+    """Storage -> compute values: bf16 and fp8 bits become float32, other types unchanged."""
     if elem is bfloat16:
         return bf16_to_f32(x)
+    if elem.bits == 8 and elem.kind == "float":
+        return fp8_to_f32(x, _fp8_fmt(elem))
     return x
 
 
@@ -59,13 +61,15 @@ def encode(x, elem):
     """Compute values -> storage dtype of ``elem`` (rounds to nearest even)."""
     if elem is bfloat16:
         return f32_to_bf16(np.asarray(x).astype(F32))
+    if elem.bits == 8 and elem.kind == "float":
+        return f32_to_fp8(np.asarray(x).astype(F32), _fp8_fmt(elem))
     dt = storage(elem)
     return x.astype(dt, copy=False) if isinstance(x, np.ndarray) else dt.type(x)
 
 
 def compute_dtype(elem) -> np.dtype:
     """The dtype in which float math on ``elem`` is carried out (fp32 for 16-bit floats)."""
-    if elem is bfloat16 or elem is float16:
+    if elem is bfloat16 or elem is float16 or (elem.bits == 8 and elem.kind == "float"):
         return F32
     return storage(elem)
 

@@ -13,13 +13,33 @@ from dataclasses import dataclass
 import numpy as np
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class DType:
-    """A scalar element type: ``kind`` is 'int', 'uint', 'float' or 'bool'."""
+    """A scalar element type: ``kind`` is 'int', 'uint', 'float' or 'bool'.
+
+    ``DType(name)`` (Triton's ``tl.dtype('fp16')``) is the dtype of that name."""
 
     name: str
     kind: str
     bits: int
+
+    # Triton's dtype name lists (``tl.dtype.SINT_TYPES``...)
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+
+    def __new__(cls, name, kind=None, bits=None):
+        if kind is None:
+            return dtype_from_name(name)
+        return super().__new__(cls)
+
+    def __init__(self, name, kind=None, bits=None):
+        if kind is None:                  # DType(name): the existing dtype, set up already
+            return
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "bits", bits)
 
     # --- Triton-compatible queries -------------------------------------
     def is_floating(self) -> bool:

@@ -310,6 +310,10 @@ def make_descriptor_impl(base, shape, strides, block_shape, padding_option="zero
         raise ValueError(f"padding_option must be 'zero' or 'nan', got {padding_option!r}")
     if padding_option == "nan" and not base.dtype.element.is_floating():
         raise ValueError("padding_option='nan' needs a floating-point tensor")
+    elem_bytes = base.dtype.element.bits // 8
+    if block_shape[-1] * elem_bytes < 16:     # Triton's (TMA's) rule, kept on every target
+        raise ValueError("Descriptor block shape must have at least 16 bytes in the last dimension, "
+                         f"but got {block_shape[-1]} * {elem_bytes} = {block_shape[-1] * elem_bytes} bytes")
     shape, strides = _ints(shape, "shape", r), _ints(strides, "strides", r)
     _check_strides(strides)
     return tensor_descriptor(base, shape, strides, block_shape, padding_option)

@@ -92,8 +92,8 @@ def _upcast(x, fmt, scale, comp, k_pack, is_rhs):
     rows, k = (v.shape[1], v.shape[0]) if is_rhs else v.shape
     f, g = _scale_factor(scale, comp)
     if tuple(f.shape) != (rows, k // g) or k % g:
-        raise ValueError(f"dot_scaled: {'rhs' if is_rhs else 'lhs'}_scale must be a tile of shape "
-                         f"[{rows}, {k // g}] (one scale per {g} elements along K), got {list(f.shape)}")
+        raise ValueError(f"{'rhs' if is_rhs else 'lhs'}_scale must be a tensor of shape "
+                         f"[{rows}, {k // g}]. Got {[str(d) for d in f.shape]}")
     f = st.reshape(st.broadcast_impl_shape(st.expand_dims(f, 2), (rows, k // g, g)), (rows, k))
     if is_rhs:
         f = st.permute(f, (1, 0))

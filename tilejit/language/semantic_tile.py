@@ -146,7 +146,7 @@ def expand_dims(input, axis):
             raise ValueError(f"invalid axis {a} for expand_dims of a {len(input.shape)}-d tensor")
         norm.append(a % new_ndim)
     if len(set(norm)) != len(norm):
-        raise ValueError(f"repeated axis in expand_dims: {axes}")
+        raise ValueError(f"expand_dims: duplicate axes, normalized axes = {norm}")
     for a in sorted(norm):
         if not input.shape:
             input = splat(input, (1,))
@@ -335,6 +335,9 @@ def reduce(input, axis, kind, keep_dims=False):
         raise ValueError("xor_sum only supported for integers")
     if input.dtype.is_ptr():
         raise TypeError("cannot reduce a tile of pointers")
+    if kind == "sum" and input.dtype.is_fp8():
+        raise TypeError(f"arithmetic on fp8 is not supported ({input.dtype}): upcast first "
+                        "(x.to(tl.float32))")
     rank = len(input.shape)
     if axis is None:
         if rank == 0:
@@ -407,6 +410,8 @@ def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise
         input_precision = "ieee" if allow_tf32 is False else "tf32"
     if input_precision not in _PRECISIONS:
         raise ValueError(f"input_precision must be one of {_PRECISIONS}, got {input_precision!r}")
+    if el.is_fp8() and max_num_imprecise_acc is not None and max_num_imprecise_acc > a.shape[1]:
+        raise ValueError(f"max_num_imprecise_acc ({max_num_imprecise_acc}) must be <= K ({a.shape[1]})")
     if el.is_int():
         ret = int32
     elif el is float64:

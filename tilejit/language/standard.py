@@ -6,6 +6,7 @@ delegates the type and shape rules to ``semantic`` / ``semantic_tile``.
 from __future__ import annotations
 
 import builtins as _py
+import warnings
 
 from ..ir.types import float32
 from . import semantic as sem
@@ -234,7 +235,13 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
 
 @builtin
 def where(condition, x, y):
-    """Elementwise ``x`` where ``condition`` else ``y`` (broadcast, with type promotion)."""
+    """Elementwise ``x`` where ``condition`` else ``y`` (broadcast, with type promotion).
+    A condition that is not boolean is compared with zero, with Triton's deprecation
+    warning."""
+    dtype = getattr(condition, "dtype", None)
+    if dtype is not None and not dtype.is_bool():
+        warnings.warn("tl.where with a non-boolean condition is deprecated and will error out "
+                      f"in a future triton release. Got {dtype}", stacklevel=2)
     return st.where(condition, x, y)
 
 

@@ -20,7 +20,7 @@ parameter list.  It
    the general rules picked the kernel for the same arguments) and calls the
    entry's runner, which packs the launch values and runs the kernel.
 
-Anything else -- torch tensors, numpy scalars, ``None`` arguments, launch options,
+Anything else -- torch tensors on other devices, numpy scalars, ``None`` arguments, launch options,
 omitted defaults, a non-int grid -- goes to the launcher unchanged, so the general
 path stays the single source of truth for binding rules and errors.
 
@@ -153,7 +153,7 @@ def runner_for(kernel, names, vals=()):
     these arguments (device tensors for a kernel that reports errors)."""
     Tensor = torch_tensor_type()
     tensors = [i for i, v in enumerate(vals) if type(v) is Tensor]
-    if tensors:
+    if tensors and getattr(kernel, "backend_name", "") != "cpu":     # host memory only there
         if any(type(v) is np.ndarray for v in vals):
             return generic_runner(kernel, names)          # host arrays: staged by the backend
         make = getattr(kernel, "device_runner", None)
@@ -183,10 +183,12 @@ def _array_lines(i, spec):
             # hold over 2**31-1 elements (bytes: cheaper to read than the element count),
             # read-only arrays where a kernel of this lane writes (W<i>, set by miss())
             f"        if v{i}.nbytes > {_I32_MAX} or (W{i} and not {writable}): {slow}",
-            f"    elif t{i} is Tensor:",            # torch CUDA tensors (host ones: the launcher)
-            f"        if not v{i}.is_cuda or v{i}.numel() > {_I32_MAX}: {slow}",
+            f"    elif t{i} is Tensor:",            # torch CPU and CUDA tensors (others: the launcher)
+            f"        if v{i}.numel() > {_I32_MAX}: {slow}",
             f"        a{i} = v{i}.data_ptr()",
-            f"        k{i} = (v{i}.dtype, v{i}.get_device(){talign})"]
+            f"        if v{i}.is_cpu: k{i} = (v{i}.dtype, -1{talign})",    # get_device()'s -1
+            f"        elif v{i}.is_cuda: k{i} = (v{i}.dtype, v{i}.get_device(){talign})",
+            f"        else: {slow}"]
 
 
 def _scalar_lines(i, spec):

@@ -33,7 +33,7 @@ def _array_lines(i, name, spec):
         f"        if d{i} is None or not v{i}.is_contiguous() or v{i}.numel() > {_I32_MAX}: return None",
         f"        a{i} = v{i}.data_ptr()",
         f"        if v{i}.is_cuda: gpu = True; k{i} = (d{i}, {align}, 'cuda')",
-        f"        elif v{i}.device.type == 'cpu': host = True; k{i} = (d{i}, {align}, 'cpu')",
+        f"        elif v{i}.is_cpu: host = True; k{i} = (d{i}, {align}, 'cpu')",
         "        else: return None",
         f"        raw.append(({name!r}, a{i}, v{i}.nbytes, v{i}.element_size()))",
     ]

@@ -15,22 +15,28 @@ per compiled kernel (and cached on it) from its tile IR:
   would not; for a launch with a larger array the launcher runs the sanitize-mode
   variant instead, which stops with ``OffsetOverflowError`` naming the expression
   when an offset wraps (see :func:`huge_arrays`; a kernel that casts pointers
-  counts bytes, :func:`casts_pointers`).
-* :func:`grid_bounds`: for the unmasked loads, stores and atomics whose address is an
-  argument plus offsets the range analysis bounds for a given grid (offsets made of
-  program ids, ``tl.arange`` and constants), the byte interval each argument must
-  cover.  :func:`bounds_violated` compares it with the arrays of a launch (once per
-  grid, cached on the kernel); a launch that may step outside runs the sanitize-mode
-  variant, which reports the first access out of bounds (``OutOfBoundsError``)
-  before it happens.  Masked accesses and offsets built from integer arguments are
-  not covered: out of bounds there is the kernel's bug, as in Triton
-  (docs/debugging.md).
+  counts bytes, :func:`casts_pointers`) -- unless :func:`offsets_fit` proves them in
+  range for that launch's grid and integer arguments (host arrays and CUDA tensors
+  alike).
+* :func:`has_bounds`, :func:`bounds_fit`, :func:`check_bounds`: the accesses whose
+  offsets and masks are computed from program ids, aranges, constants and integer
+  arguments (``arg_bounds.py``) are bounded per grid and argument values; arrays that
+  cover the bounds launch at once, and otherwise a lane certainly outside every array
+  raises ``OutOfBoundsError`` before the launch.  A bound that does not fit without
+  such a lane is no error (bounds over-approximate), except that an unmasked access
+  bounded by the grid alone runs the sanitize-mode variant, which reports the first
+  access out of bounds before it happens.  Other accesses (offsets read from memory,
+  carried by loops) are not covered: out of bounds there is the kernel's bug, as in
+  Triton (docs/debugging.md).
 """
 from __future__ import annotations
+
+from operator import itemgetter
 
 import numpy as np
 
 from ..ir import ops
+from . import arg_bounds as _bounds
 
 INT32_ELEMENTS = 2 ** 31 - 1     # arrays longer than this may need offsets past int32
 _WRITES = (ops.StoreOp, ops.AtomicRMWOp, ops.AtomicCASOp)
@@ -153,6 +159,13 @@ def _unproven_offsets(func) -> list:
     return out
 
 
+def offsets_fit(kernel, grid, names, vals) -> bool:
+    """Whether :func:`offset_ops` stay within int32 for this launch's grid and
+    integer arguments (arg_bounds.offsets_in_range); a launch with a huge array then
+    runs the plain kernel."""
+    return all(grid) and _bounds.offsets_in_range(kernel, offset_ops(kernel), grid, names, vals)
+
+
 def casts_pointers(kernel) -> bool:
     """Whether ``kernel`` makes a pointer by a cast (to another element type, or from
     an integer): its offsets may then count smaller units than the arrays' elements
@@ -173,132 +186,66 @@ def huge_arrays(buffers, by_bytes: bool = False) -> list:
             and (b.nbytes if by_bytes else b.nbytes // b.itemsize) > INT32_ELEMENTS]
 
 
-_SHAPE_OPS = (ops.SplatOp, ops.BroadcastOp, ops.ExpandDimsOp, ops.ReshapeOp, ops.TransOp)
-_GRID_CACHE = 64          # grids remembered per kernel before the cache starts over
-
-
-def _unmasked_accesses(kernel) -> list:
-    """(IR argument name, address value) of every access without a mask whose address
-    is a kernel argument plus offsets (cached on ``kernel``)."""
-    got = getattr(kernel, "_tj_unmasked", None)
-    if got is None:
-        func = getattr(kernel, "func", None)
-        got = []
-        if func is not None:
-            by_id = {id(a.value): a.name for a in func.arguments}
-            for op in func.walk():
-                if isinstance(op, (ops.LoadOp, ops.StoreOp, ops.AtomicRMWOp, ops.AtomicCASOp)) \
-                        and getattr(op, "mask", None) is None:
-                    base = _base_argument(op.ptr)
-                    if base is not None and id(base) in by_id and _grid_only(op.ptr):
-                        got.append((by_id[id(base)], op.ptr))
-        kernel._tj_unmasked = got
-    return got
-
-
-def _base_argument(v):
-    """The block argument ``v`` is an address into (through addptr and shape ops), or None."""
-    while True:
-        op = v.op
-        if op is None:
-            return v
-        if isinstance(op, ops.AddPtrOp):
-            v = op.ptr
-        elif isinstance(op, _SHAPE_OPS):
-            v = op.operands[0]
-        else:
-            return None
-
-
-def _launch_determined(v) -> bool:
-    """Whether integer value ``v`` is computed from program ids, grid sizes, aranges and
-    constants only (no argument, no load, no loop-carried or region value)."""
-    stack, seen = [v], set()
-    while stack:
-        v = stack.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        op = v.op
-        if op is None or op.regions or isinstance(op, (ops.LoadOp, ops.AtomicRMWOp,
-                                                        ops.AtomicCASOp, ops.InlineAsmOp)):
-            return False
-        stack.extend(op.operands)
-    return True
-
-
-def _grid_only(v) -> bool:
-    """Whether every offset on the address chain of ``v`` is :func:`_launch_determined`."""
-    while v.op is not None:
-        op = v.op
-        if isinstance(op, ops.AddPtrOp) and not _launch_determined(op.offset):
-            return False
-        v = op.ptr if isinstance(op, ops.AddPtrOp) else op.operands[0]
-    return True
-
-
 def has_bounds(kernel) -> bool:
-    """Whether ``kernel`` has unmasked accesses :func:`grid_bounds` can bound."""
-    return bool(_unmasked_accesses(kernel))
-
-
-def _byte_interval(facts, v):
-    """[lo, hi) bytes from the base argument that address tile ``v`` touches, or None
-    when an offset is not determined by the launch's grid alone."""
-    lo = hi = 0
-    while v.op is not None:
-        op = v.op
-        if isinstance(op, ops.AddPtrOp):
-            r = facts.range(op.offset) if _launch_determined(op.offset) else None
-            if r is None:
-                return None
-            size = max(1, (op.ptr.type.element.element.bits + 7) // 8)
-            lo, hi = lo + r[0] * size, hi + r[1] * size
-            v = op.ptr
-        else:
-            v = op.operands[0]
-    size = max(1, (v.type.element.element.bits + 7) // 8)
-    return lo, hi + size
-
-
-def grid_bounds(kernel, grid, names) -> dict:
-    """Parameter name -> [lo, hi) bytes from the array's address its unmasked accesses
-    may touch in a launch over ``grid`` (only accesses the analysis bounds)."""
-    accesses = _unmasked_accesses(kernel)
-    if not accesses:
-        return {}
-    cache = getattr(kernel, "_tj_grid_bounds", None)
-    if cache is None or len(cache) >= _GRID_CACHE:
-        cache = kernel._tj_grid_bounds = {}
-    got = cache.get(grid)
+    """Whether ``kernel`` has accesses whose bounds a launch checks (arg_bounds.py)."""
+    got = getattr(kernel, "_tj_has_bounds", None)
     if got is None:
-        from ..analysis import analyze
-        facts = analyze(kernel.func, grid=grid)
-        got = {}
-        for ir_name, ptr in accesses:
-            iv = _byte_interval(facts, ptr)
-            param = ir_name if ir_name in names else None
-            if iv is None or param is None:
-                continue
-            old = got.get(param)
-            got[param] = iv if old is None else (min(old[0], iv[0]), max(old[1], iv[1]))
-        cache[grid] = got
+        got = kernel._tj_has_bounds = bool(_bounds.accesses(kernel))
     return got
 
 
-def bounds_violated(kernel, grid, names, vals) -> bool:
-    """Whether some bounded unmasked access of a launch over ``grid`` with the values
-    ``vals`` (one per parameter) may fall outside its argument's array."""
-    need = grid_bounds(kernel, grid, names)
-    for name, (lo, hi) in need.items():
-        v = vals[names.index(name)]
-        if type(v) is np.ndarray and v.flags.c_contiguous:     # [address, + nbytes)
-            if lo < 0 or hi > v.nbytes:
-                return True
-            continue
-        from .arrays import describe
-        info = describe(v)
-        if info is not None and (info.address + lo < info.lo
-                                 or info.address + hi > info.lo + info.nbytes):
-            return True
-    return False
+def bounds_fit(kernel, grid, names, vals) -> bool:
+    """Whether every array of the launch covers the bounds of the kernel's checked
+    accesses for ``grid`` and the integer arguments in ``vals`` (cached per values)."""
+    fits = _bounds.fits
+    for _acc, i, lo, hi in _bounds.requirements(kernel, grid, names, vals):
+        if not fits(vals[i], lo, hi):
+            return False
+    return True
+
+
+def check_bounds(kernel, kernel_name, grid, names, vals, buffers) -> bool:
+    """Raise OutOfBoundsError for a lane certainly outside every array (before the
+    launch); True when the sanitize-mode variant should run (arg_bounds.check_launch)."""
+    return _bounds.check_launch(kernel, kernel_name, grid, names, vals, buffers)
+
+
+def bounds_scalars(kernel, names) -> frozenset:
+    """Indices of the integer arguments the bounds of the kernel's checked accesses read."""
+    return frozenset(i for _v, i in _bounds.plan(kernel, names).scalars)
+
+
+def param_bounds(kernel, grid, names, vals) -> dict:
+    """Parameter index -> [lo, hi) bytes the checked accesses reach for ``grid`` and the
+    integer arguments in ``vals``."""
+    return {i: (lo, hi) for i, lo, hi in _bounds.per_param(kernel, grid, names, vals)}
+
+
+def express_bounds(kernel, names, run, general):
+    """The express lane's ``run`` with :func:`bounds_fit` first (per launch: the grid
+    and the integer arguments read make a key; two comparisons per checked array); a
+    launch that may not fit takes the general path."""
+    p = _bounds.plan(kernel, names)
+    idx = tuple(i for _v, i in p.scalars)
+    scalars = itemgetter(*idx) if idx else (lambda vals: None)
+    per_key: dict = {}
+    ndarray = np.ndarray
+    fits = _bounds.fits
+    per_param = _bounds.per_param
+
+    def checked(values, vals, gx, gy, gz):
+        key = (gx, gy, gz, scalars(vals))
+        need = per_key.get(key)
+        if need is None:
+            if len(per_key) >= 256:
+                per_key.clear()
+            need = per_key[key] = per_param(kernel, (gx, gy, gz), names, vals)
+        for i, lo, hi in need:
+            v = vals[i]
+            if type(v) is ndarray and v.flags.c_contiguous:
+                if lo < 0 or hi > v.nbytes:
+                    return general(tuple(vals), {}, (gx, gy, gz))
+            elif not fits(v, lo, hi):
+                return general(tuple(vals), {}, (gx, gy, gz))
+        return run(values, vals, gx, gy, gz)
+    return checked

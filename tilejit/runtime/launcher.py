@@ -172,10 +172,13 @@ class Launcher:
         self._express_keep: list = []  # dtypes whose ids are in express keys (ids stay unique)
         self._lane_ids: set = set()    # ids of the kernels express entries run (LRU recency)
         self.guard = GlobalsGuard(jitfn)     # module-level values the kernel folds in
-        self.go = _express.make_express(self)
+        self.native = None                   # the native lane (backends/cpu/native_go.py)
+        self.go = self.go_python = _express.make_express(self)
 
     # ------------------------------------------------------------ express lane
     def _express_clear(self):
+        if self.native is not None:
+            self.native.clear()
         self.express.clear()
         self._express_keep.clear()
         self._lane_ids.clear()
@@ -215,30 +218,38 @@ class Launcher:
             self._express_keep.extend(dtypes)
             self._lane_ids.add(id(kernel))
             self.express[key] = run
+            if opts.native_call:
+                self._offer_native(kernel, args, kwargs, vals, opts, grid)
         return kernel
 
-    def _bounds_checked(self, kernel, run):
-        """``run`` checking the arrays against the kernel's bounded unmasked accesses
-        for each grid first (launch_checks.grid_bounds); a launch that may step out
-        goes through the general path (the sanitize-mode variant)."""
-        names, general, index = self.names, self.call_general, self.index
-        per_grid: dict = {}        # grid -> [(parameter index, lo, hi)], [] when never fits
-        ndarray = np.ndarray
+    def _offer_native(self, kernel, args, kwargs, vals, opts, grid):
+        """Point the native lane at the entry just filed (plain tuple grids only; a
+        kernel with bounded accesses only for this grid, as launch_checks computes)."""
+        g = _simple_grid(grid) if type(grid) is tuple else None
+        if g is None or not all(g) or self.guard.entries or not hasattr(kernel, "inline_programs"):
+            return
+        if self.native is None:              # made at the first entry it can run
+            from ..backends.cpu import native_go
+            if not native_go.AVAILABLE:
+                return
+            self.native = native_go.NativeLane(self.go_python)
+            self.go = self.native.go
+            self.fn._last_launch = None      # kernel[grid] now calls the native lane
+        bounds, pinned = {}, frozenset()
+        if _checks.has_bounds(kernel):     # exact for this grid and these integer arguments
+            bounds = _checks.param_bounds(kernel, g, self.names, vals)
+            pinned = _checks.bounds_scalars(kernel, self.names)
+        written = _checks.written_params(kernel, self.names)
+        try:
+            self.native.offer(kernel, self.plan, args, kwargs, vals, opts, g, written, bounds, pinned)
+        except Exception:      # noqa: BLE001 - an optimisation: the Python lane stays
+            self.native.clear()
 
-        def checked(values, vals, gx, gy, gz):
-            g = (gx, gy, gz)
-            need = per_grid.get(g)
-            if need is None:
-                if len(per_grid) >= 64:
-                    per_grid.clear()
-                need = per_grid[g] = [(index[n], lo, hi) for n, (lo, hi)
-                                      in _checks.grid_bounds(kernel, g, names).items()]
-            for i, lo, hi in need:      # contiguous numpy arrays span [address, + nbytes)
-                v = vals[i]
-                if type(v) is not ndarray or lo < 0 or hi > v.nbytes or not v.flags.c_contiguous:
-                    return general(tuple(vals), {}, g)
-            return run(values, vals, gx, gy, gz)
-        return checked
+    def _bounds_checked(self, kernel, run):
+        """``run`` checking the arrays against the kernel's access bounds for each grid
+        and integer-argument values first (runtime/arg_bounds.py); a launch whose
+        arrays may not cover them goes through the general path (launch_checks)."""
+        return _checks.express_bounds(kernel, self.names, run, self.call_general)
 
     # ------------------------------------------------------------ binding
     def bind(self, args, kwargs) -> list:
@@ -294,7 +305,9 @@ class Launcher:
                     backend = self._gpu_backend if on_gpu else self._backend
                     kernel = self.cache.get((keys, consts, (), self._opt_token, backend))
                     g = _simple_grid(grid)
-                    if kernel is not None and g is not None and not _checks.has_bounds(kernel):
+                    if kernel is not None and g is not None and (
+                            not _checks.has_bounds(kernel)
+                            or _checks.bounds_fit(kernel, g, self.names, vals)):
                         if g[0] and g[1] and g[2]:
                             if needs_grid_check(g):
                                 check_grid(g, self.name, backend)
@@ -363,10 +376,10 @@ class Launcher:
         g = _simple_grid(grid) if type(grid) is tuple else None
         if g is None:
             g = normalize_grid(grid, self._meta(vals, lopts) if callable(grid) else None, self.name)
+        if g[0] and g[1] and g[2] and needs_grid_check(g):
+            check_grid(g, self.name, backend)          # before the checks that read the grid
         kernel = self._checked(kernel, vals, keys, consts, lopts, options, backend, buffers, g)
         if g[0] and g[1] and g[2]:
-            if needs_grid_check(g):
-                check_grid(g, self.name, backend)
             keep = vals        # the arrays themselves (the CUDA driver stages host ones)
             if TensorDescriptor in map(type, vals):
                 keep = [v.base if type(v) is TensorDescriptor else v for v in vals]
@@ -377,17 +390,21 @@ class Launcher:
         """The kernel to run after the launch checks (runtime/launch_checks.py): a
         read-only array for an argument the kernel writes is refused; arrays longer
         than 2**31-1 elements with int32 offset arithmetic the analysis does not prove
-        in range, and unmasked accesses the analysis bounds for this grid past their
-        array, run the sanitize-mode variant (OffsetOverflowError / OutOfBoundsError
-        before the access, never a wild one)."""
+        in range run the sanitize-mode variant (OffsetOverflowError before the access,
+        never a wild one); an access bounded by the grid and the integer arguments
+        with a lane certainly outside every array raises OutOfBoundsError before the
+        launch (an unmasked one bounded by the grid alone whose bound does not fit
+        runs the sanitize-mode variant)."""
         _checks.check_writable(kernel, self.name, self.names, vals)
         if backend == "interpreter" or options.sanitize:
             return kernel
         huge = (_checks.huge_arrays(buffers, True)
                 and _checks.huge_arrays(buffers, _checks.casts_pointers(kernel))
-                and _checks.offset_ops(kernel))
+                and _checks.offset_ops(kernel)
+                and not _checks.offsets_fit(kernel, grid, self.names, vals))
         if not huge and not (_checks.has_bounds(kernel) and all(grid) and
-                             _checks.bounds_violated(kernel, grid, self.names, vals)):
+                             _checks.check_bounds(kernel, self.name, grid, self.names, vals,
+                                                  buffers)):
             return kernel
         options = with_sanitize(options, True)
         token = _OPTION_TOKENS.setdefault(options, len(_OPTION_TOKENS))

@@ -40,18 +40,16 @@ def _size(env, name, default: int) -> int:
 class CudaTuning:
     """The CUDA backend's code-generation choices (``Options.cuda``; part of the compile
     key).  Each boolean field is one lowering strategy; True uses it, False keeps the
-    plain lowering it replaces.  The defaults are what ships: the ON fields were measured on an
-    H200 (bench/results/*_notes.md); the four OFF ones (``prestage_b``, ``index_tiles``,
-    ``fuse_siblings``, ``arange_leaves``) are correct (PTX and CPU-tier tests) but not
-    yet shown faster on a GPU.  ``TILEJIT_CUDA_TUNING="index_tiles=1,fuse_siblings=0"``
-    sets fields from the environment; tests and benchmarks use
-    ``use_options(cuda=replace(get_options().cuda, index_tiles=True))``."""
+    plain lowering it replaces.  The defaults are what ships, and every one of them is ON:
+    each was measured on an H200 (bench/results/*_notes.md; a strategy that was not faster
+    there was deleted with its code, not left OFF).  ``TILEJIT_CUDA_TUNING="index_tiles=0,
+    fuse_siblings=0"`` sets fields from the environment; tests and benchmarks use
+    ``use_options(cuda=replace(get_options().cuda, index_tiles=False))``."""
 
     # mma_rows.py: row-region loops (attention)
     rotate_scalar_loads: bool = True    # a region loop's strided computed-pointer loads rotated a tile ahead
     kmajor_b: bool = True               # a region dot's B, contiguous along K, loaded transposed and staged K-major
-    prestage_b: bool = False            # region dots' rotated B operands staged together (one barrier pair)
-    index_tiles: bool = False           # 2-D aranges/splats/constants (causal masks) computed in the region layout
+    index_tiles: bool = True            # 2-D aranges/splats/constants (causal masks) computed in the region layout
     # rules_tiles.py
     remat_broadcasts: bool = True       # a broadcast's registers recomputed in its layout (False: shared memory)
     # rules_wgmma.py
@@ -64,7 +62,7 @@ class CudaTuning:
     uniform_divisor: bool = True        # x / d with one d per thread: the reciprocal once (div.rn's fast path)
     chunk_constant_cmp: bool = True     # a compare proved constant over a chunk: evaluated once per chunk
     # rules_reduce.py
-    fuse_siblings: bool = False         # full reductions of one block done together (one cross-warp exchange)
+    fuse_siblings: bool = True          # full reductions of one block done together (one cross-warp exchange)
     # remat.py
     remat_reductions: bool = True       # cheap values recomputed after reductions instead of kept live
     remat_occupancy: bool = True        # such a plan with room: ask ptxas for 2 CTAs per SM (.minnctapersm 2)
@@ -75,16 +73,14 @@ class CudaTuning:
     row_ring: bool = True               # region dots' B tiles copied with cp.async into a ring
     ring_rotate_first: bool = True      # the loop's first dot computed an iteration ahead
     ring_wgmma: bool = True             # on sm_90a the ring's dots as wgmma (A from registers)
-    ring_occupancy: bool = True         # all-wgmma-ring kernels: registers capped for 2 CTAs per SM
-    ring_rotate_under_cap: bool = True  # the first dot an iteration ahead under that cap too
+    ring_occupancy: bool = True         # wgmma-ring kernels: registers capped for 2 CTAs per SM (occupancy.py)
     # pipeline.py, async_pipeline.py: software-pipelined dot loops
-    arange_leaves: bool = False         # a mask's broadcast arange computed per slot (False: via shared memory)
     proxy_fence: bool = True            # fence.proxy.async between the cp.async wait and wgmma reads
     fresh_tid: bool = True              # %tid.x read again in the body of a loop around a dot loop
 
     @classmethod
     def parse(cls, text: str, base: "CudaTuning | None" = None) -> "CudaTuning":
-        """``"index_tiles=1,fuse_siblings=0"`` -> the tuning with those fields changed
+        """``"index_tiles=0,fuse_siblings=0"`` -> the tuning with those fields changed
         (from ``base``, default the shipped one); unknown names and values are errors."""
         base = base if base is not None else cls()
         kinds = {f.name: f.type for f in fields(cls)}

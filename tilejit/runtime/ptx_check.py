@@ -4,8 +4,8 @@ ptxas where ptxas is installed.  The CPU tier of the CUDA backend: the end-to-en
 run this way on machines without a GPU, so a kernel whose CUDA lowering breaks (an
 internal error, or PTX that ptxas rejects) fails its test there, not first on a GPU.
 
-A ``CompilationError`` from the CUDA compile is a limit the backend reports to users
-(shared memory beyond the architecture's, ...): the check accepts it, since the kernel
+A ``CompilationError`` or ``LaunchOptionError`` from the CUDA compile is a limit the
+backend reports to users (shared memory beyond the architecture's, more than 32 warps...): the check accepts it, since the kernel
 would get that clear error on a GPU too.  Anything else is a compiler bug and raises
 :class:`PtxCheckError` naming the kernel and the architecture."""
 from __future__ import annotations
@@ -37,13 +37,14 @@ def check_cuda_ptx(build, options, name: str) -> list:
     from ..backends import get_backend
     from ..backends.cuda import target as tgt
     from ..frontend.errors import CompilationError
+    from .validate import LaunchOptionError
     texts = []
     for arch in parse_archs(options.ptx_check):
         func = build()
         func.attrs["target"] = f"cuda:{arch}"
         try:
             ptx = get_backend("cuda").compile(func, options).asm["ptx"]
-        except CompilationError:
+        except (CompilationError, LaunchOptionError):    # a limit users get on a GPU too
             texts.append(None)
             continue
         except Exception as e:

@@ -74,12 +74,13 @@ class LaunchOptionError(ValueError, AssertionError):
 
 
 def check_launch_options(lopts, name: str) -> None:
-    """Raise :class:`LaunchOptionError` for a ``num_warps`` that is not a power of 2
-    (1..32) or a negative ``num_stages`` / ``num_ctas`` < 1."""
+    """Raise :class:`LaunchOptionError` for a ``num_warps`` that is not a power of 2 (as
+    Triton; a CUDA block holds at most 32 warps, which the cuda backend checks) or a
+    negative ``num_stages`` / ``num_ctas`` < 1."""
     for k, v in lopts:
-        if k == "num_warps" and not (isinstance(v, int) and 0 < v <= 32 and v & (v - 1) == 0):
+        if k == "num_warps" and not (isinstance(v, int) and 0 < v and v & (v - 1) == 0):
             raise LaunchOptionError(f"{name}: num_warps={v!r} must be a power of 2 "
-                                    "(1, 2, 4, 8, 16 or 32)")
+                                    "(1, 2, 4, ...; at most 32 on CUDA)")
         if k == "num_stages" and not (isinstance(v, int) and v >= 0):
             raise LaunchOptionError(f"{name}: num_stages={v!r} must be an integer >= 0")
         if k == "num_ctas" and not (isinstance(v, int) and v >= 1):

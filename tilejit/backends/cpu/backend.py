@@ -8,9 +8,11 @@ latter computed on first access unless ``options.dump_dir`` is set).
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import struct
 import threading
+from time import perf_counter
 from collections.abc import Mapping
 
 from .. import Backend, CompiledKernel, LaunchArgs, register_backend
@@ -18,6 +20,8 @@ from ..llvm import binding
 from .codegen import CHUNK, build_module
 from .vectorize import GRID_BOUND, choose_facts
 from .sanitize import EXTRA_SLOTS, OOB_BASE, buffer_table, raise_oob
+from ...runtime.validate import CUDA_MAX_YZ, MAX_PROGRAMS
+from .pool import Sizing, choose_threads, get_pool
 from .runner import (BIG_FRAME, ArgBuffer, DeviceAssertionError, arg_format, chunk_function,
                      coerce_values, default_threads, run_on_worker, run_parallel)
 
@@ -90,6 +94,9 @@ class CPUKernel(CompiledKernel):
         self._buf = ArgBuffer(self._size)
         self._busy = threading.Lock()
         self.num_threads = num_threads or default_threads()
+        self.sizing = Sizing()                   # time per program, for the pool (pool.py)
+        # [most programs the native lane runs on the calling thread, most cycles such a run may take]
+        self._inline = (ctypes.c_int64 * 2)(MAX_PROGRAMS if self.num_threads <= 1 else 1, 2 ** 62)
 
     backend_name = "cpu"
     facts = None             # the analysis facts it was compiled with (TILEJIT_EXPLAIN)
@@ -116,17 +123,33 @@ class CPUKernel(CompiledKernel):
             if self.sanitize:
                 table, count = buffer_table(args.buffers)
                 buf.set_table(self._nargs, table, count)
-            threads = launch_options.get("num_threads") or self.num_threads
-            if n == 1 or threads <= 1:
-                status = (self._fn(buf.ptr, 0, n) if not self.big_frame
-                          else run_on_worker(self._fn, buf.ptr, n))
-            else:
-                status = run_parallel(self._fn, buf.ptr, n, min(threads, n), self.big_frame)
+            status = self._run(buf, n, launch_options.get("num_threads") or self.num_threads)
             if status:
                 self._fail(buf, args)
         finally:
             if mine:
                 self._busy.release()
+
+    def _run(self, buf, n, max_threads):
+        """Run programs [0, n): on this thread when the pool's sizing says one thread
+        (pool.py), else on the pool; the status."""
+        if self.big_frame:
+            if n == 1 or max_threads <= 1:
+                return run_on_worker(self._fn, buf.ptr, n)
+            return run_parallel(self._fn, buf.ptr, n, min(max_threads, n), True)
+        if n == 1 or max_threads <= 1:
+            return self._fn(buf.ptr, 0, n)
+        pool = get_pool(max_threads - 1)
+        k = choose_threads(n, self.sizing.ns_per_program, max_threads, pool.free_cores(), pool.wake_ns)
+        t0 = perf_counter()
+        if k == 1:
+            status = self._fn(buf.ptr, 0, n)
+        else:
+            status, k = pool.run(self._fn_addr, buf.ptr.value, n, k)
+        self.sizing.note(n, perf_counter() - t0, k)
+        self._inline[0] = self.sizing.inline_limit(pool.wake_ns, MAX_PROGRAMS)
+        self._inline[1] = int(8 * pool.wake_ns * pool.cycles_per_ns)
+        return status
 
     def _fail(self, buf, args):
         """Raise the report of a launch whose status was nonzero."""
@@ -183,6 +206,28 @@ class CPUKernel(CompiledKernel):
                 free.append(entry)
             return self
         return run
+
+    def inline_programs(self):
+        """What the native express lane (native_go.py) may run of this kernel on the
+        calling thread: ``((1, 1, 1), grid maxima, address of [most programs, most
+        cycles]`` (kept current by the pool's sizing), or None when it
+        must not run it (sanitized kernels need their buffers; big frames a worker)."""
+        if self.sanitize or self.big_frame:
+            return None
+        gb = self.grid_bound or (MAX_PROGRAMS,) * 3
+        gmax = (min(gb[0], MAX_PROGRAMS), min(gb[1], CUDA_MAX_YZ), min(gb[2], CUDA_MAX_YZ))
+        return (1, 1, 1), gmax, ctypes.addressof(self._inline)
+
+    def native_block(self) -> ArgBuffer:
+        """A fresh argument block for the native express lane."""
+        return ArgBuffer(self._size)
+
+    def native_report(self, block):
+        """``report()`` raising the error record of a failed launch that used ``block``."""
+        def report():
+            self._fail(block, LaunchArgs([], [], ()))
+            raise RuntimeError(f"{self.name}: a launch failed without an error record")
+        return report
 
     def _raise(self, err):
         op = self._asserts[err[0] - 1]

@@ -10,7 +10,9 @@ keeps its loads off the start of each block's FMA chains.
   ``vl`` lanes held in LLVM vector registers across the K loop: per k, ``nvec``
   vectors of B are loaded, each of the ``mr`` A elements is broadcast and FMA'd into
   its row.  ``mr * nvec`` accumulators hide the FMA latency (AVX2: 6 x 2 ymm = 12
-  of 16 registers; AVX-512: 8 x 2 zmm = 16 of 32).
+  of 16 registers; AVX-512: 14 x 2 zmm = 28 of 32: the longer K loop body amortises
+  each block's accumulator loads and stores, +4-10% over 8 x 2 on rocketlake,
+  bench/results/cpu_matmul_notes.md).
 * **Packed B.** B is copied once per dot, row by row, into contiguous ``K x nr``
   column panels, so a block streams one panel instead of ``K`` rows ``N`` elements
   apart (those map to a few L1 sets and evict each other).  When B's tile is an
@@ -84,8 +86,11 @@ def choose_shape(M, N, K, cdt, feats=None) -> Shape:
     regs = 32 if wide else 16
     nvec = 2 if N >= 2 * vl else 1
     vl = min(vl, _floor_pow2(N))                 # small N: narrower vectors
-    mr = min(M, max(1, (regs - nvec - 2) // nvec) if not wide else 8)
+    mr = min(M, _MAX_ROWS, max(1, (regs - nvec - 2) // nvec))
     return Shape(vl, nvec, mr, pack_b=K > 1 and M > mr)
+
+
+_MAX_ROWS = 14      # rows per block: AVX-512's 32 registers give 14 x 2 zmm accumulators
 
 
 def _floor_pow2(n: int) -> int:

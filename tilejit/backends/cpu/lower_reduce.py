@@ -65,6 +65,70 @@ def _better(b, kind, v, best, dt):
     return b.icmp_unsigned(pred, v, best)
 
 
+def _partial_lanes(op) -> int:
+    """Lanes of partial extrema kept per output for a float max/min along the last
+    axis (0: none).  Those compare-and-select reductions (see ``_float_extremum``) are
+    not recognised by LLVM's loop vectorizer, so they would run as one serial chain;
+    ``W`` partial results, each over every ``W``-th element, form an elementwise loop
+    that vectorizes, and are combined at the end.  max/min of the same elements in
+    any order is the same value (but for the sign of a zero among equal zeros, which
+    maxnum/minnum leave unspecified too)."""
+    dt, shape = op.src.type.element, op.src.type.shape
+    if (op.kind not in ("max", "min") or dt.kind != "float" or dt.name == "bf16"
+            or op.axis != len(shape) - 1):
+        return 0
+    for w in (16, 8, 4):
+        if shape[-1] % w == 0 and shape[-1] >= 2 * w:
+            return w
+    return 0
+
+
+def _fill(ctx, ptr, count, value, adt):
+    stored = to_storage(ctx.b, value, adt)
+    ctx.em.counted_loop(ir.Constant(I64, 0), ir.Constant(I64, count), name="rinit",
+                        body=lambda i: ctx.b.store(stored, ctx.b.gep(ptr, [i], source_etype=storage_type(adt))))
+
+
+def _reduce_partial(ctx, op, src, acc, w):
+    """``acc[o] = kind over the last axis`` via ``w`` partial accumulators per output
+    (see ``_partial_lanes``)."""
+    dt, kind, shape = op.src.type.element, op.kind, op.src.type.shape
+    sty = storage_type(dt)
+    n_out = max(1, op.result.type.numel)
+    part = ctx.alloca(sty, n_out * w)
+    _fill(ctx, part, n_out * w, identity(kind, dt), dt)
+    ostrides, W = strides_of(shape[:-1]), ir.Constant(I64, w)
+
+    def body(idx):
+        b = ctx.b
+        *outer, g, j = idx
+        col = b.add(b.mul(g, W, flags=("nuw", "nsw")), j, flags=("nuw", "nsw"))
+        v = src.elem(ctx, tuple(outer) + (col,))
+        slot = b.add(b.mul(linear_index(ctx, tuple(outer), ostrides), W, flags=("nuw", "nsw")), j,
+                     flags=("nuw", "nsw"))
+        p = b.gep(part, [slot], source_etype=sty)
+        b.store(to_storage(b, combine(b, kind, from_storage(b, b.load(p, typ=sty), dt), v, dt), dt), p)
+    versioned(ctx, src.masks, lambda: ctx.loop_nest(tuple(shape[:-1]) + (shape[-1] // w, w), body))
+
+    def fold(o):
+        b = ctx.b
+        base = b.mul(o, W, flags=("nuw", "nsw"))
+        r = from_storage(b, b.load(b.gep(part, [base], source_etype=sty), typ=sty), dt)
+        for j in range(1, w):
+            x = from_storage(b, b.load(b.gep(part, [b.add(base, ir.Constant(I64, j))], source_etype=sty),
+                                       typ=sty), dt)
+            r = combine(b, kind, r, x, dt)
+        b.store(to_storage(b, r, dt), b.gep(acc, [o], source_etype=sty))
+    ctx.em.counted_loop(ir.Constant(I64, 0), ir.Constant(I64, n_out), name="rfold", body=fold)
+
+
+def _bind_result(ctx, op, res_ptr, res_dt):
+    if op.result.type.is_scalar:
+        ctx.set(op.result, from_storage(ctx.b, ctx.b.load(res_ptr, typ=storage_type(res_dt)), res_dt))
+    else:
+        ctx.set(op.result, BufTile(op.result.type.shape, res_dt, res_ptr))
+
+
 @RULES.register(ops.ReduceOp)
 def _reduce(ctx, op):
     src = ctx.get(op.src)
@@ -75,15 +139,17 @@ def _reduce(ctx, op):
     n_out = max(1, op.result.type.numel)
     sty = storage_type(dt)
     acc = ctx.alloca(sty, n_out)
+    w = _partial_lanes(op)
+    if w:
+        _reduce_partial(ctx, op, src, acc, w)
+        _bind_result(ctx, op, acc, dt)
+        return
     arg = kind in ("argmax", "argmin")
     accs = [(acc, dt, identity(kind, dt))]
     if arg:
         accs.append((ctx.alloca(I32, n_out), int32, ir.Constant(I32, 0)))
     for ptr, adt, init in accs:
-        stored = to_storage(ctx.b, init, adt)
-        ctx.em.counted_loop(ir.Constant(I64, 0), ir.Constant(I64, n_out), name="rinit",
-                            body=lambda i, ptr=ptr, stored=stored, adt=adt:
-                            ctx.b.store(stored, ctx.b.gep(ptr, [i], source_etype=storage_type(adt))))
+        _fill(ctx, ptr, n_out, init, adt)
     ostrides = strides_of(out_shape)
 
     def body(idx):
@@ -101,8 +167,4 @@ def _reduce(ctx, op):
         b.store(to_storage(b, b.select(better, v, cur), dt), p)
         b.store(b.select(better, b.trunc(idx[axis], I32), b.load(pi, typ=I32)), pi)
     versioned(ctx, src.masks, lambda: ctx.loop_nest(op.src.type.shape, body))
-    res_ptr, res_dt = (accs[1][0], int32) if arg else (acc, dt)
-    if op.result.type.is_scalar:
-        ctx.set(op.result, from_storage(ctx.b, ctx.b.load(res_ptr, typ=storage_type(res_dt)), res_dt))
-    else:
-        ctx.set(op.result, BufTile(out_shape, res_dt, res_ptr))
+    _bind_result(ctx, op, *((accs[1][0], int32) if arg else (acc, dt)))

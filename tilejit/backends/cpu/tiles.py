@@ -146,8 +146,17 @@ def versioned(ctx, masks, emit) -> None:
     b = ctx.b
     slot = ctx.alloca(I1)
     b.store(ir.Constant(I1, 1), slot)
+    shapes = {}                                  # one loop nest per mask shape
     for m in cheap:
-        ctx.loop_nest(m.shape, lambda idx, m=m: b.store(b.and_(b.load(slot, typ=I1), m.elem(ctx, idx)), slot))
+        shapes.setdefault(m.shape, []).append(m)
+
+    def all_true(idx, group):
+        v = b.load(slot, typ=I1)
+        for m in group:
+            v = b.and_(v, m.elem(ctx, idx))
+        b.store(v, slot)
+    for shape, group in shapes.items():
+        ctx.loop_nest(shape, lambda idx, group=group: all_true(idx, group))
     with b.if_else(b.load(slot, typ=I1)) as (all_true, otherwise):
         with all_true:
             saved = set(ctx.known_true)

@@ -572,6 +572,9 @@ def lower_for(lw, op, plan):
     W.cp_async_wait(lw, 0)
     lw.barrier()
     ring.close()
+    if plan.consumer == "wgmma":
+        from .occupancy import note_ring
+        note_ring(lw, op, [plan.dot], rows=False)
     return out
 
 

@@ -189,6 +189,10 @@ class CudaBackend(Backend):
         arch = func.attrs.get("target")
         arch = tgt.parse_target(arch) if arch else self.default_arch()
         num_warps = int(func.attrs.get("num_warps", 4))
+        if num_warps > 32:
+            from ...runtime.validate import LaunchOptionError
+            raise LaunchOptionError(f"{func.name}: num_warps={num_warps} is more than a CUDA block "
+                                    "holds (32 warps, 1024 threads)")
         if (getattr(options, "vectorize", True) if options else True) and not getattr(options, "sanitize", False):
             from ...transforms.align_version import align_version
             align_version(func)     # dot loops on runtime-checked alignment; attrs['align_version']=False: off

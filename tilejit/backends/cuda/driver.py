@@ -116,6 +116,25 @@ def get_device(ordinal: int) -> Device:
     return d
 
 
+def context_error() -> str | None:
+    """The error a synchronise of each device context this process used reports (a
+    faulted kernel leaves it there for every later call: CUDA_ERROR_ILLEGAL_ADDRESS...),
+    or None; initialises nothing."""
+    if not _devices:
+        return None
+    cu = _cu()
+    for dev in list(_devices.values()):
+        err, = cu.cuCtxPushCurrent(dev.ctx)
+        if int(err) == 0:
+            err, = cu.cuCtxSynchronize()
+            cu.cuCtxPopCurrent()
+        if int(err) != 0:
+            _, name = cu.cuGetErrorName(err)
+            return (f"CUDA driver error {int(err)} ({name.decode() if name else '?'}) "
+                    f"on device {dev.ordinal}")
+    return None
+
+
 def current_device_arch() -> int | None:
     if not cuda_available():
         return None
@@ -321,13 +340,23 @@ def _launch(cu, entry, grid, block, shared, stream, params) -> int:
 _SCALARS = (int, float, bool, type(None))
 
 
+def _leaves(objs):
+    """The launch's argument objects with tuple arguments (plain, nested, namedtuples)
+    replaced by their elements: arrays inside a tuple are staged like any other."""
+    for obj in objs:
+        if isinstance(obj, tuple):
+            yield from _leaves(obj)
+        else:
+            yield obj
+
+
 def _placement(args, device):
     """(device ordinal, stream, host ranges) for a launch's arrays; host ranges are the
     (address, nbytes) of host arrays (numpy, torch CPU tensors) that must be staged."""
     torch = sys.modules.get("torch")
     tensor = torch.Tensor if torch is not None else ()
     ordinal, stream, host, first = device, 0, [], None
-    for obj in args.keepalive:
+    for obj in _leaves(args.keepalive):
         tp = type(obj)
         if tp in _SCALARS:
             continue

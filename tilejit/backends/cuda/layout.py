@@ -56,7 +56,8 @@ def kernel_max_vec(func) -> int:
     for fp32 tiles with 4), else ``MAX_VEC``.  One value per kernel keeps the layout a
     function of the shape alone (no conversions between a tile and its casts).
     Kernels with ``tt.dot`` keep ``MAX_VEC``: their tensor-core paths pick the
-    layouts of their operands themselves (async_pipeline, rules_mma)."""
+    layouts of their operands themselves (async_pipeline.prepare for planned loops,
+    rules_mma.widen_operand_chunks for loop-free kernels)."""
     from ...ir import ops
     sizes = set()
     for op in func.walk():

@@ -80,8 +80,8 @@ class Lowering:
         self.smem_window = None             # max scratch bytes asked while a cp.async ring is live
         self.region_ops = set()             # ops lowered in the mma / row layouts (mma_rows)
         self.keep_layout = False            # get() returns region tiles as they are (mma_rows)
-        self.smem_calls = 0                 # scratch requests so far (lw.smem)
         self.remat = None                   # remat.Remat while lowering (lower())
+        self.wgmma_ring_dots = {}           # dot -> (its loop, row region?): lowered in a wgmma ring
         self.kernel = self._declare_kernel()
 
     # ---- module and kernel ---------------------------------------------------
@@ -119,10 +119,14 @@ class Lowering:
             from .hoist_loads import hoist_branch_loads
             hoist_branch_loads(self.func)   # a branch's loads issued before it (hoist_loads.py)
         prepare(self)
+        from .rules_mma import widen_operand_chunks
+        widen_operand_chunks(self)          # loop-free dot kernels: 16-byte operand loads
         self.remat = remat_start(self)      # recompute cheap values after reductions (remat.py)
         self.lower_block(self.func.block)
         if not self.b.block.is_terminated:
             self.b.ret_void()
+        from .occupancy import cap_registers
+        cap_registers(self)                 # two CTAs per SM for wgmma-ring kernels (occupancy.py)
         self._finish_smem()
         return str(self.module)
 
@@ -287,7 +291,6 @@ class Lowering:
     def smem(self, nbytes: int, align: int = 16):
         """The dynamic shared-memory base (``ptr addrspace(3)``); reserves ``nbytes`` and
         aligns the base to ``align`` bytes (1024 for swizzled tensor-core tiles)."""
-        self.smem_calls += 1                # a scratch user (mma_rows.prestage_b checks)
         self.smem_bytes = max(self.smem_bytes, (nbytes + 15) // 16 * 16)
         if self.smem_window is not None:
             self.smem_window = max(self.smem_window, nbytes)

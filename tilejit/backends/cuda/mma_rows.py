@@ -40,14 +40,15 @@ from .lowering import RULES, Tile
 # transposed in vectors and staged K-major (kmajor_width).  ON since an H200 run
 # (bench/attn_rows_variants.py, tutorial 06 Z4 H32 N4096 D64: 5.10 -> 3.06 ms, causal
 # 2.90 -> 1.94 ms; tests/e2e/test_attention_rows.py covers it switched on and off):
-# ``kmajor_b``.
-# The B operands of a region loop's dots that are rotated loads are staged together at the
-# top of the body (one barrier pair per iteration instead of one per dot).  OFF: correct on
-# the H200 but slower there (with K-major B: 3.56 ms against 3.06 ms non-causal):
-# ``prestage_b``.
+# ``kmajor_b``.  (Staging all B operands together at the top of the body, one barrier pair
+# per iteration, was correct but slower on the H200 -- 3.56 against 3.06 ms non-causal --
+# and was deleted.)
 # 2-D integer / boolean values built from aranges, splats and constants (causal masks)
-# join the region, computed at each slot's (row, column) (mma_index.py): ``index_tiles``,
-# OFF until measured on a GPU.
+# join the region, computed at each slot's (row, column) (mma_index.py): ``index_tiles``.
+# ON since an H200 run (bench/attn_rows_variants.py "index tiles" against "wgmma": tutorial
+# 06 causal 1.352 -> 1.147 ms, its band loop now in rows_ring's ring and the kernel under
+# the register cap; non-causal 1.984 -> 1.964 ms; same max error; the cuda e2e tests of
+# tests/e2e/test_attention_rows.py passed with it on).
 
 
 @dataclass(frozen=True)
@@ -441,31 +442,3 @@ def transposed_to_flat(lw, tile, value_shape, el):
     from .pipeline import _transpose_tile
     inner = Tile(tile.regs, tile.layout.inner)
     return _transpose_tile(lw, inner, el, tuple(reversed(value_shape)))
-
-
-def prestage_b(lw, plan, loaded):
-    """Stage the B operands (rotated load tiles in ``loaded``) of ``plan``'s dots side by
-    side in shared memory, between one barrier pair; each dot then reads its staging
-    unless a scratch user ran in between (``lw.smem_calls`` moved): it stages again."""
-    from .rules_mma import PAD, _stage
-    if not lw.tuning.prestage_b:
-        return
-    dots = [d for d in plan.forced if d.b in loaded and lw.forced_ml[d].nt % 2 == 0]
-    if len(dots) < 2:
-        return
-    spans, off = [], 0
-    for d in dots:
-        t = lw.values[d.b]
-        kmajor = isinstance(t.layout, TransposedLayout)
-        (K, N) = d.b.type.shape
-        row = K + PAD if kmajor else N + PAD
-        spans.append((d, off, kmajor, row, Tile(t.regs, t.layout.inner) if kmajor else lw.get(d.b)))
-        off += ((N if kmajor else K) * row * 2 + 127) // 128 * 128
-    base = lw.smem(off)
-    lw.barrier()
-    for d, o, kmajor, row, tile in spans:
-        _stage(lw, base, o, tile, row)
-    lw.barrier()
-    staged = lw.__dict__.setdefault("prestaged", {})
-    for d, o, kmajor, row, _ in spans:
-        staged[d] = (base, o, kmajor, lw.smem_calls)

@@ -235,9 +235,8 @@ class IterSlice:
             t = self._splat(T.const(v.type.element, o.value), shape)
         elif isinstance(o, ops.SplatOp) and o in self.sl:
             t = self._splat(self._invariant(o.src).scalar, shape)
-        elif (t := _arange_leaf(lw, v, chain, shape)) is not None:
-            pass
-        else:
+        else:   # moved through shared memory: per-slot arange leaves (tutorial 03's K masks,
+            # 4 fewer barriers) measured slower on the H200 (0.2188 against 0.2141 ms) and went
             t, cur = self._invariant(v), tuple(v.type.shape)
             for c in chain:
                 nxt = tuple(c.result.type.shape)
@@ -275,47 +274,6 @@ class IterSlice:
                 lw.values.pop(k, None)
         self._leaves[v] = t
         return t
-
-
-# An IterSlice leaf that is an arange under expand_dims/broadcast ops (the K mask's
-# ``offs_k[None, :]`` broadcast to the operand tile) is computed in the destination layout
-# from each slot's index (``start + index along its dimension``) instead of moved through
-# shared memory (two barriers and a scratch window below the ring per prologue).  False:
-# shared memory (as before): ``CudaTuning.arange_leaves``, OFF until measured on a GPU.
-
-
-def _arange_leaf(lw, v, chain, shape):
-    """The tile of ``v`` with the shape ops ``chain`` applied, in the blocked layout of
-    ``shape``, computed per slot when ``v`` is an arange under expand_dims/broadcast ops
-    (and hints); None when not applicable (switch off, no arange, a transposed or
-    element-moving link)."""
-    from .lowering import Tile
-    from .rules_tiles import _index_map
-    if not lw.tuning.arange_leaves:
-        return None
-    o, chain = v.op, list(chain)
-    while isinstance(o, (ops.ExpandDimsOp, ops.BroadcastOp) + _HINTS):
-        if not isinstance(o, _HINTS):
-            chain.insert(0, o)
-        o = o.src.op
-    if not isinstance(o, ops.ArangeOp) or not chain:
-        return None
-    dims = tuple(range(len(shape)))
-    for c in reversed(chain):
-        if isinstance(c, _Trans) or not isinstance(c, (ops.ExpandDimsOp, ops.BroadcastOp)):
-            return None
-        dims = _index_map(c, dims)
-        if dims is None:
-            return None
-    if len(dims) != 1:
-        return None
-    lay = lw.layout(shape)
-    k = dims[0]
-    regs = []
-    for s in range(lay.nslots):
-        i = lw.i32(0) if k is None else lw.multi_index(shape, lw.elem_index(lay, s))[k]
-        regs.append(lw.b.add(i, lw.i32(o.start)))
-    return Tile(regs, lay)
 
 
 def _reshape_tile(lw, t, el, sshape, dshape, broadcast: bool):

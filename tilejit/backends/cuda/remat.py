@@ -220,9 +220,9 @@ def start(lw):
     p = plan(lw)
     if p is None:
         return None
-    attrs = lw.func.attrs
+    from .occupancy import launch_chose
     cap = min(255, 65536 // (2 * lw.threads))
-    if lw.tuning.remat_occupancy and p.after <= cap / 2 and not attrs.get("maxnreg") and not attrs.get("min_ctas_per_sm"):
+    if lw.tuning.remat_occupancy and p.after <= cap / 2 and not launch_chose(lw):
         # ptxas spends registers freely up to its limit; the plan made room for two
         # programs per SM (what it still holds across a reduction is at most half of
         # their budget), this asks ptxas to keep to it (256 threads: 128 registers)

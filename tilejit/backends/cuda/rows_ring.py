@@ -36,12 +36,13 @@ from ...ir import ops
 from . import types as T
 from .async_pipeline import RingStages
 from .lowering import Tile
+from .occupancy import note_ring, ring_cap
 
 # Row-region loops copy their dots' B tiles with cp.async into a ring (this module).  ON
 # since an H200 run (bench/attn_rows_variants.py, tutorial 06 Z4 H32 N4096 D64: 3.09 ->
 # 2.75 ms, causal 1.95 -> 1.71 ms; the cuda e2e attention / ring / tutorial tests and
 # test_cuda_gpu_dot with it on: 216 passed).  The switches below are ``CudaTuning``'s
-# row_ring, ring_rotate_first, ring_wgmma, ring_occupancy, ring_rotate_under_cap.
+# row_ring, ring_rotate_first, ring_wgmma, ring_occupancy.
 # The loop's first dot (loop-invariant A and accumulator, e.g. ``qk = dot(q, k)``) is
 # computed one iteration ahead, at the top of the body, from the next stage (its tile
 # waited for one iteration earlier): its mma.sync are issued before this iteration's
@@ -55,16 +56,13 @@ from .lowering import Tile
 # an H200 run (tutorial 06: 2.49 -> 2.29 ms, causal 1.69 -> 1.35 ms; Triton 1.21 / 0.71 ms
 # in the same call; 176 cuda e2e attention / ring / non-pow2 / masked tests passed with it on).
 # A kernel whose every dot runs in wgmma rings holds little besides the accumulators: its
-# registers are capped (``.maxnreg 65536 / (2 * threads)``, 128 at 8 warps) so that two
-# CTAs share an SM and one's softmax overlaps the other's wgmma (Triton's tutorial-06
-# kernel: 123 registers, 2 CTAs/SM).  Not when the launch sets maxnreg / min_ctas_per_sm.
-# ON since an H200 run (tutorial 06: 2.40 -> 1.99 ms with the cap given as a launch option;
-# automatic: 1.91 ms against Triton's 1.19, 0.62x; causal, whose band loop is not in a
-# ring, keeps its 224 registers: 1.24 ms, 0.56x; 202 cuda e2e tests passed with it on).
-# The first dot an iteration ahead under that cap too (non-causal tutorial 06: 64 bytes of
-# spills, 1.99 ms against 2.02 in order).  With ``index_tiles`` (causal: both loops
-# in rings, the cap for the whole kernel) ptxas runs out of registers with it (208 bytes
-# of spills, every wgmma serialized): switch it off there (not yet measured on a GPU).
+# registers are capped for two CTAs per SM, one's softmax overlapping the other's wgmma
+# (Triton's tutorial-06 kernel: 123 registers, 2 CTAs/SM): occupancy.py decides, for this
+# ring and async_pipeline's (``ring_occupancy``).  Under the cap the loop's first dot is
+# computed in order, not an iteration ahead: with ``index_tiles`` (causal: both loops in
+# rings) ahead ran ptxas out of registers (208 bytes of spills, every wgmma serialized);
+# in order, on an H200, tutorial 06 causal 1.147 ms and non-causal 1.964 ms, against
+# 1.984 ms for the non-causal kernel with the first dot ahead.
 SMEM_LIMIT = 227 * 1024
 
 
@@ -185,9 +183,8 @@ def _first_dot(lw, for_op, p, body_vals):
     fragments hoisted, its accumulator loop-invariant, three stages or more."""
     if not lw.tuning.ring_rotate_first or p.stages < 3:
         return None
-    if (not lw.tuning.ring_rotate_under_cap and lw.tuning.ring_occupancy and all(rl.wgmma for rl in p.loads)
-            and 65536 // (2 * lw.threads) < 255):
-        return None     # under the register cap two score tiles spill
+    if all(rl.wgmma for rl in p.loads) and ring_cap(lw) is not None:
+        return None     # under the register cap (occupancy.py) two score tiles spill
     d = next(o for o in for_op.body.ops if isinstance(o, ops.DotOp))
     rl = next((rl for rl in p.loads if rl.dot is d), None)
     if (rl is None or d not in getattr(lw, "hoisted_a", {}) or d.acc in body_vals
@@ -344,7 +341,7 @@ def lower_for(lw, op, plan, inits, carry, rows):
     lw.barrier()
     ring.close()
     if all(rl.wgmma for rl in plan.loads):
-        _occupancy(lw, len(plan.loads))
+        note_ring(lw, op, [rl.dot for rl in plan.loads], rows=True)
     return carried[:n]
 
 
@@ -393,20 +390,6 @@ def _iteration(lw, op, plan, ring, iv, carried, rs, carry, rows):
         from .rules_wgmma import wgmma_wait
         extra = [Tile(wgmma_wait(lw, 0, extra[0].regs), extra[0].layout)]
     return nxt + extra
-
-
-def _occupancy(lw, ndots):
-    """Count the dots lowered in wgmma rings; once they are all of the kernel's dots, cap
-    the registers for two CTAs per SM (``CudaTuning.ring_occupancy``)."""
-    lw.ring_wgmma_dots = getattr(lw, "ring_wgmma_dots", 0) + ndots
-    total = sum(1 for o in lw.func.walk() if isinstance(o, ops.DotOp))
-    attrs = lw.func.attrs
-    regs = 65536 // (2 * lw.threads) // 8 * 8
-    if (not lw.tuning.ring_occupancy or lw.ring_wgmma_dots != total or attrs.get("maxnreg") or attrs.get("min_ctas_per_sm")
-            or regs >= 255 or lw.smem_bytes > 100 * 1024
-            or any('"nvvm.maxnreg"' in a or '"nvvm.minctasm"' in a for a in lw.kernel.attributes)):
-        return
-    lw.kernel.attributes.add(f'"nvvm.maxnreg"="{regs}"')
 
 
 def _first(lw, ring, rl, stage, wait=True):

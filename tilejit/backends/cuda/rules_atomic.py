@@ -8,11 +8,11 @@ owning each slot.
 Ordering.  NVPTX turns every ``atomicrmw`` into a relaxed ``atom`` whatever its LLVM
 ordering, and a ``cmpxchg`` with one into a system-scope ``atom.acq_rel.sys`` (a
 ``membar.sys`` each).  With ``CudaTuning.ordered_atom_asm`` the atomics are PTX ``atom``
-instructions in inline assembly: a scalar atomic is one ``atom.{sem}.{scope}`` (the
+instructions in inline assembly: a scalar atomic is one ``atom.global.{scope}.{sem}`` (the
 ordering in the instruction, as Triton emits it: SASS MEMBAR + ATOM + CCTL for
 acq_rel, in the acting thread only), with a CTA barrier after it for acquire
 semantics when its old value is not shared; a tile atomic is a release fence at
-``scope`` before the thread's ``atom.relaxed.{scope}`` instructions and an acquire
+``scope`` before the thread's ``atom.global.{scope}.relaxed`` instructions and an acquire
 fence after them (one fence per thread, not one per slot).  Without it (or for what
 PTX has no instruction for: float max/min, 16-bit exchange/CAS -- LLVM's CAS loops),
 ``sem`` is made by ``fence.acq_rel`` at ``scope`` around relaxed LLVM atomics --
@@ -98,14 +98,17 @@ def ptx_atom_op(kind, el, arch=90):
 
 
 def _asm_atom(lw, opname, sem, scope, el, ptr, operands, cond):
-    """``@cond atom.{sem}.{scope}.global.{opname} old, [ptr], operands...`` as inline PTX
-    (the ordering is the instruction's own); where cond is false the result is 0."""
+    """``@cond atom.global.{scope}.{sem}.{opname} old, [ptr], operands...`` as inline PTX
+    (the ordering is the instruction's own); where cond is false the result is 0.  The
+    qualifiers in Triton's order (``atom.global.{sem}.{scope}.cas`` for CAS), which
+    ptxas accepts as PTX's own ``atom.{sem}.{scope}.global``."""
     c, ity = _REG[el.bits]
     n = len(operands)
     pred = n + 2
     guard = f"@${pred} " if cond is not None else ""
     args = ", ".join(f"${i + 2}" for i in range(n))
-    text = f"{guard}atom.{sem}.{scope}.global.{opname} $0, [$1], {args};"
+    quals = f"{sem}.{scope}" if opname.startswith("cas") else f"{scope}.{sem}"
+    text = f"{guard}atom.global.{quals}.{opname} $0, [$1], {args};"
     cons = [f"={c}", "l"] + [c] * n
     ins = [lw.b.ptrtoint(ptr, T.I64)] + [v if v.type == ity else lw.b.bitcast(v, ity) for v in operands]
     types = [T.I64] + [ity] * n

@@ -150,7 +150,6 @@ def _for(lw, op):
     rows = rplan.rows if rplan is not None and carry else {}
     if rplan is not None and carry:
         lw.region_ops |= rplan.ops
-        lw.__dict__.setdefault("row_plans", {})[op] = rplan
         hoist_a(lw, rplan)
     elif rplan is not None:             # no carried accumulator: keep the usual dot layouts
         for d in rplan.forced:
@@ -336,10 +335,6 @@ def _lower_body(lw, op, iv, step, ub, el, carried, loads, early, prefetched, dir
                 nxt[a] = lw.raw(term.values[i])
         nxt_loads = _prefetch(lw, loads, [(term.values[j], lw.get(term.values[j])) if isinstance(j, int)
                                           else _computed_ptr(lw, op, ld, j, nxt) for ld, j in loads], more)
-        rplan = getattr(lw, "row_plans", {}).get(op)
-        if rplan is not None:
-            from .mma_rows import prestage_b
-            prestage_b(lw, rplan, {ld.result for ld, _ in loads})
     skip = early | {ld for ld, _ in loads}
     for ld, j in loads:
         if not isinstance(j, int):

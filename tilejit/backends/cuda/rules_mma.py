@@ -67,6 +67,28 @@ def plan(lw, a_ty, b_ty, acc_ty):
     return None if best is None else best[1]
 
 
+def widen_operand_chunks(lw):
+    """In a kernel without loops, the 2-byte operand tiles of its dots get 16-byte
+    chunks (a blocked layout of 8 elements per chunk), so they load with
+    ``ld.global.v4`` as Triton's do (layout.kernel_max_vec keeps 8-byte chunks for dot
+    kernels); the mma path and the multiply-add path (rules_reduce) take any blocked
+    layout.  Loops leave the choice to their dot paths (async_pipeline.prepare)."""
+    from .layout import make_layout
+    dots = []
+    for o in lw.func.walk():
+        if isinstance(o, (ops.ForOp, ops.WhileOp)):
+            return
+        if isinstance(o, ops.DotOp):
+            dots.append(o)
+    for o in dots:
+        for ty in (o.a.type, o.b.type):
+            if T.mem_size(ty.element) != 2:
+                continue
+            lay = make_layout(ty.shape, lw.threads, max_vec=8)
+            if lay.vec == 8 and lay.exact:
+                lw._layouts[tuple(ty.shape)] = lay
+
+
 def plan_for_dot(lw, dot_op):
     forced = getattr(lw, "forced_ml", {}).get(dot_op)     # mma_rows: a row region's dots
     if forced is not None:
@@ -326,10 +348,6 @@ def _dot_register_a(lw, op, ml, afr):
     if ring is not None:
         from .rows_ring import ring_dot
         return Tile(ring_dot(lw, op, ml, afr, acc.regs, kind, ring), ml)
-    pre = getattr(lw, "prestaged", {}).pop(op, None)
-    if pre is not None and pre[3] == lw.smem_calls:      # staged at the top of the body, intact
-        base, boff, kmajor, _ = pre
-        return Tile(_ldmatrix_dot(lw, ml, kind, (M, K, N), base, boff, list(acc.regs), afr, kmajor), ml)
     bt = lw.raw(op.b)
     kmajor = isinstance(bt.layout, TransposedLayout)
     b_ = Tile(bt.regs, bt.layout.inner) if kmajor else lw.get(op.b)

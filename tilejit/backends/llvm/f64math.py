@@ -1,4 +1,5 @@
-"""Accurate fp64 ``exp``/``exp2``/``log``/``log2`` in plain LLVM IR (no libm calls).
+"""Accurate fp64 ``exp``/``exp2``/``log``/``log2``/``sin``/``cos``/``tanh`` in plain LLVM IR
+(no libm calls).
 
 For targets without an fp64 math library (NVPTX: no libdevice is linked).  Both
 use the classic reductions, with polynomials long enough for about 1 ulp of fp64:
@@ -9,8 +10,21 @@ use the classic reductions, with polynomials long enough for about 1 ulp of fp64
 * ``log``: ``x = m 2^e`` with ``m`` in ``[sqrt(1/2), sqrt(2))``, ``s = (m-1)/(m+1)``,
   ``log m = 2 atanh s`` as an odd series to ``s^23``; subnormal inputs are scaled
   by ``2^54`` first.
+* ``sin``/``cos``: ``x = q pi/2 + r`` with ``pi/2`` in three parts subtracted by fused
+  multiply-adds (libdevice's reduction), done twice so that the rounding of ``q``
+  for large ``|x|`` is taken up; fdlibm's kernels on ``[-pi/4, pi/4]``, the quadrant
+  ``q mod 4`` picking sign and kernel: 1-2 ulp for ``|x| < 2**52``.  Beyond, three
+  parts of ``pi/2`` are too few and there is no Payne-Hanek reduction: NaN, never
+  an inaccurate value (docs/differences.md).
+* ``tanh``: ``t / (t + 2)``, ``t = expm1(2|x|)`` from ``exp`` and ``log`` (3 ulp).
 
-Only the builder is needed (no intrinsics), so the same code runs on the CPU in a unit test.
+The sin/cos polynomial coefficients are fdlibm's (k_sin.c, k_cos.c: "Copyright (C) 1993
+by Sun Microsystems, Inc. All rights reserved.  Developed at SunSoft, a Sun
+Microsystems, Inc. business.  Permission to use, copy, modify, and distribute this
+software is freely granted, provided that this notice is preserved.").
+
+Only the builder and the target-independent intrinsics ``llvm.fma`` / ``llvm.rint`` /
+``llvm.floor`` / ``llvm.fabs`` / ``llvm.copysign`` are needed, so the same code runs on the CPU in a unit test.
 """
 from __future__ import annotations
 
@@ -112,4 +126,86 @@ def log2_f64(b, x):
     return b.fmul(log_f64(b, x), _c(LOG2E))
 
 
-FUNCTIONS = {"exp": exp_f64, "exp2": exp2_f64, "log": log_f64, "log2": log2_f64}
+TRIG_MAX = 2.0 ** 52       # sin/cos: |x| at and above this give NaN (see the module docstring)
+_PIO2 = (1.5707963267948966e+00, 6.1232339957367574e-17, 8.4784276603688985e-32)  # pi/2 in 3 parts
+_SIN = (1.58969099521155010221e-10, -2.50507602534068634195e-08, 2.75573137070700676789e-06,
+        -1.98412698298579493134e-04, 8.33333333332248946124e-03, -1.66666666666666324348e-01)
+_COS = (-1.13596475577881948265e-11, 2.08757232129817482790e-09, -2.75573143513906633035e-07,
+        2.48015872894767294178e-05, -1.38888888888741095749e-03, 4.16666666666666019037e-02)
+
+
+def _intr(b, name, *args):
+    fn = b.module.declare_intrinsic(name, [F64], ir.FunctionType(F64, [F64] * len(args)))
+    return b.call(fn, list(args))
+
+
+def _mod4(b, q):
+    """``q mod 4`` (0..3, as fp64) of an integral fp64 ``q``: exact for every magnitude."""
+    return b.fsub(q, b.fmul(_intr(b, "llvm.floor", b.fmul(q, _c(0.25))), _c(4.0)))
+
+
+def _reduce_pio2(b, x):
+    """``(r, n)``: ``x = (4k + n) pi/2 + r`` with ``|r|`` about ``pi/4`` at most."""
+    r, n = x, _c(0.0)
+    for _ in range(2):
+        q = _intr(b, "llvm.rint", b.fmul(r, _c(2.0 / math.pi)))
+        for part in _PIO2:
+            r = _intr(b, "llvm.fma", b.fneg(q), _c(part), r)
+        n = _mod4(b, b.fadd(n, _mod4(b, q)))
+    return r, n
+
+
+def _sin_kernel(b, r):
+    z = b.fmul(r, r)
+    return b.fadd(r, b.fmul(b.fmul(z, r), _horner(b, z, _SIN)))
+
+
+def _cos_kernel(b, r):
+    """fdlibm's ``__kernel_cos``: ``w + (((1 - w) - z/2) + z^2 C(z))``, ``w = 1 - z/2``."""
+    z = b.fmul(r, r)
+    hz = b.fmul(z, _c(0.5))
+    w = b.fsub(_c(1.0), hz)
+    tail = b.fmul(b.fmul(z, z), _horner(b, z, _COS))
+    return b.fadd(w, b.fadd(b.fsub(b.fsub(_c(1.0), w), hz), tail))
+
+
+def _trig(b, x, shift):
+    """``sin(x + shift pi/2)`` (shift 0: sin, 1: cos) of an fp64 LLVM value."""
+    r, n = _reduce_pio2(b, x)
+    n = _mod4(b, b.fadd(n, _c(float(shift))))
+    odd = b.fcmp_ordered("==", _mod4(b, b.fmul(n, _c(2.0))), _c(2.0))      # n = 1 or 3: cosine
+    v = b.select(odd, _cos_kernel(b, r), _sin_kernel(b, r))
+    v = b.select(b.fcmp_ordered(">=", n, _c(2.0)), b.fneg(v), v)
+    if shift == 0:      # sin(+-0) = +-0 (the reduction gives +0 for -0)
+        v = b.select(b.fcmp_ordered("==", x, _c(0.0)), x, v)
+    ax = b.fmul(x, x)
+    return b.select(b.fcmp_ordered(">=", ax, _c(TRIG_MAX * TRIG_MAX)), _c(math.nan), v)
+
+
+def sin_f64(b, x):
+    """Sine of an fp64 LLVM value (NaN for infinities)."""
+    return _trig(b, x, 0)
+
+
+def cos_f64(b, x):
+    """Cosine of an fp64 LLVM value (NaN for infinities)."""
+    return _trig(b, x, 1)
+
+
+def tanh_f64(b, x):
+    """Hyperbolic tangent of an fp64 LLVM value: ``t / (t + 2)`` with ``t = expm1(2|x|)``,
+    ``expm1`` as ``(u - 1) * y / log(u)``, ``u = e**y`` (exact enough for small ``y``:
+    the rounding of ``u`` cancels), the sign of ``x`` restored; 1 past ``|x| = 22``."""
+    a = _intr(b, "llvm.fabs", x)
+    y = b.fmul(a, _c(2.0))
+    u = exp_f64(b, y)
+    lu = log_f64(b, u)
+    exact = b.fcmp_ordered("==", lu, _c(0.0))
+    em1 = b.select(exact, y, b.fmul(b.fsub(u, _c(1.0)), b.fdiv(y, b.select(exact, _c(1.0), lu))))
+    t = b.fdiv(em1, b.fadd(em1, _c(2.0)))
+    t = b.select(b.fcmp_ordered(">", a, _c(22.0)), _c(1.0), t)
+    return _intr(b, "llvm.copysign", t, x)
+
+
+FUNCTIONS = {"exp": exp_f64, "exp2": exp2_f64, "log": log_f64, "log2": log2_f64,
+             "sin": sin_f64, "cos": cos_f64, "tanh": tanh_f64}

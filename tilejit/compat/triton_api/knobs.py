@@ -3,8 +3,10 @@
 Honoured by tilejit: ``runtime.launch_enter_hook`` / ``runtime.launch_exit_hook``
 (called around every launch of a kernel from ``triton.compile``, with its launch
 metadata) and ``runtime.jit_post_compile_hook`` (which Inductor calls itself).
-``cache.dir`` reports tilejit's cache directory (``TILEJIT_CACHE_DIR``; read-only:
-tilejit's options are read once from the environment).  ``nvidia.libdevice_path``
+``cache.dir`` is tilejit's cache directory (``TILEJIT_CACHE_DIR``); assigning it
+moves the cache (the process-wide options' ``cache_dir``) for later compiles.  A group's
+``scope()`` (``with knobs.cache.scope(), knobs.runtime.scope():``) restores the group's
+settings, and the cache directory, on exit.  ``nvidia.libdevice_path``
 is stored for Inductor, which sets it, and not read: tilejit lowers libdevice
 calls itself instead of linking NVIDIA's bitcode.  ``nvidia.ptxas.path`` / ``.version``
 name the ``ptxas`` found on this machine (Triton's test helpers read the version).  Any other knob is unsupported
@@ -12,6 +14,7 @@ and its name is reported at the point of use.
 """
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 
@@ -29,6 +32,16 @@ class _Knobs:
         raise UnsupportedTritonFeature(
             f"tilejit does not support `triton.knobs.{self._group}.{name}` (missing feature: "
             "not implemented by tilejit)")
+
+    @contextlib.contextmanager
+    def scope(self):
+        """The group's settings as they are now, restored when the ``with`` ends."""
+        saved = dict(self.__dict__)
+        try:
+            yield self
+        finally:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
 
 
 class RuntimeKnobs(_Knobs):
@@ -49,6 +62,20 @@ class CacheKnobs(_Knobs):
         """tilejit's compiled-kernel cache directory."""
         from ...runtime.cache import default_cache_dir
         return default_cache_dir()
+
+    @dir.setter
+    def dir(self, path: str) -> None:
+        from ...runtime.options import get_options, set_options
+        set_options(get_options().with_(cache_dir=str(path)))
+
+    @contextlib.contextmanager
+    def scope(self):
+        """As ``_Knobs.scope``; the cache directory is restored too."""
+        saved = self.dir
+        try:
+            yield self
+        finally:
+            self.dir = saved
 
 
 class NvidiaTool:
