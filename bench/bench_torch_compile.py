@@ -1,7 +1,8 @@
 """torch.compile on tilejit against torch.compile's own backends, per model: compile
 time and steady-state time.
 
-    python bench/bench_torch_compile.py [--device cpu|cuda] [--threads 2] [--only NAME] [--out DIR]
+    python bench/bench_torch_compile.py [--device cpu|cuda] [--threads 2] [--clock wall|cpu]
+                                        [--only NAME] [--out DIR]
 
 ``--device cpu`` (default): Inductor's Triton kernels on tilejit (``cpu_backend="triton"``
 under the ``triton`` alias) against torch.compile's default C++ CPU backend and eager.
@@ -58,22 +59,22 @@ def _models(torch):
     }
 
 
-def _steady(fn, args, sync, min_time=0.5, min_reps=5, batch=1):
+def _steady(fn, args, sync, clock, min_time=0.5, min_reps=5, batch=1):
     for _ in range(3):
         fn(*args)
     sync()
     times = []
     start = time.perf_counter()
     while len(times) < min_reps or time.perf_counter() - start < min_time:
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(batch):
             fn(*args)
         sync()
-        times.append((time.perf_counter() - t0) / batch)
+        times.append((clock() - t0) / batch)
     return statistics.median(times)
 
 
-def _worker(label, device, only, threads):
+def _worker(label, device, only, threads, clock_name):
     """Run every model for one backend in this process; print one JSON line each."""
     use_alias, options = BACKENDS[device][label]
     if use_alias:
@@ -83,6 +84,7 @@ def _worker(label, device, only, threads):
     torch.set_num_threads(threads)
     torch._inductor.config.force_disable_caches = True
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    clock = time.process_time if clock_name == "cpu" else time.perf_counter
     for name, (make, inputs) in _models(torch).items():
         if only and only not in name:
             continue
@@ -97,7 +99,7 @@ def _worker(label, device, only, threads):
             compiled(*args)
             sync()
             first = time.perf_counter() - t0
-            steady = _steady(compiled, args, sync, batch=10 if device == "cuda" else 1)
+            steady = _steady(compiled, args, sync, clock, batch=10 if device == "cuda" else 1)
         rec = {"model": name, "label": label, "compile_s": first if options is not None else None,
                "ms": steady * 1e3}
         print("BENCH_TC " + json.dumps(rec), flush=True)
@@ -108,12 +110,16 @@ def _run_worker(label, args):
                TILEJIT_CACHE_DIR=tempfile.mkdtemp(prefix="tilejit-bench-tc-"),
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", label, "--device", args.device,
-           "--threads", str(args.threads), "--only", args.only]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
-    recs = [json.loads(line.split(" ", 1)[1]) for line in proc.stdout.splitlines()
-            if line.startswith("BENCH_TC ")]
-    if proc.returncode != 0:
-        print(f"{label} worker exited {proc.returncode}:\n{proc.stderr[-3000:]}", file=sys.stderr)
+           "--threads", str(args.threads), "--only", args.only, "--clock", args.clock]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
+        out, err, rc = proc.stdout, proc.stderr, proc.returncode
+    except subprocess.TimeoutExpired as e:      # keep the models it finished
+        out, err, rc = e.stdout or "", f"timed out after {args.timeout} s", "timeout"
+        out = out.decode() if isinstance(out, bytes) else out
+    recs = [json.loads(line.split(" ", 1)[1]) for line in out.splitlines() if line.startswith("BENCH_TC ")]
+    if rc != 0:
+        print(f"{label} worker exited {rc}:\n{err[-3000:]}", file=sys.stderr)
     return {r["model"]: r for r in recs}
 
 
@@ -135,10 +141,15 @@ def main(argv=None):
     ap.add_argument("--only", default="")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--timeout", type=float, default=900, help="seconds per backend process")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="steady-state time as wall-clock or as the process's CPU time (on a loaded "
+                         "host, --threads 1 --clock cpu measures each backend's work, not the wait)")
     ap.add_argument("--worker", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.device == "cuda" and args.clock == "cpu":
+        raise SystemExit("--clock cpu is for --device cpu")
     if args.worker:
-        return _worker(args.worker, args.device, args.only, args.threads)
+        return _worker(args.worker, args.device, args.only, args.threads, args.clock)
     from bench_cpu import machine_info, save_result
     peer = PEER[args.device]
     load_before = os.getloadavg()
@@ -156,7 +167,7 @@ def main(argv=None):
     _table(results, args.device)
     import torch
     ratios = [r[f"tilejit_vs_{peer}"] for r in results if f"tilejit_vs_{peer}" in r]
-    doc = {**machine_info(), "device": args.device, "threads": args.threads,
+    doc = {**machine_info(), "device": args.device, "threads": args.threads, "clock": args.clock,
            "load_avg_before": load_before, "load_avg_after": os.getloadavg(),
            "command": "python bench/bench_torch_compile.py " + " ".join(argv or sys.argv[1:]),
            f"geomean_tilejit_vs_{peer}": statistics.geometric_mean(ratios) if ratios else None,
