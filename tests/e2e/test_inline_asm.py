@@ -118,3 +118,38 @@ def shl3_bad_pack(x_ptr, y_ptr, BLOCK: tl.constexpr):
     y = tl.inline_asm_elementwise("shl.b32 $0, $1, 3;", "=r,r", [tl.load(x_ptr + offs)], dtype=tl.int32,
                                   is_pure=True, pack=3)
     tl.store(y_ptr + offs, y)
+
+
+@tilejit.jit
+def timer_kernel(out1, out2, func: tl.constexpr):
+    start = func()
+    off = tl.arange(0, 128)
+    for i in range(1000):
+        tl.store(out1 + off, tl.load(out1 + off) + 1)
+    end = func()
+    tl.store(out2, start)
+    tl.store(out2 + 1, end)
+    tl.store(out2 + 2, tl.extra.cuda.smid().to(tl.int64))
+
+
+def test_globaltimer_smid(backend):
+    """tl.extra.cuda.globaltimer / smid (Triton's test_globaltimer): PTX special
+    registers, read twice around a loop; the timer advances."""
+    out1, out2 = np.zeros(128, np.int64), np.zeros(3, np.int64)
+    if backend != "cuda":
+        with pytest.raises(Exception, match="elementwise_inline_asm"):
+            timer_kernel[(1,)](out1, out2, tl.extra.cuda.globaltimer)
+        return
+    timer_kernel[(1,)](out1, out2, tl.extra.cuda.globaltimer)
+    assert out2[1] - out2[0] > 0
+    assert 0 <= out2[2] < 1024
+    np.testing.assert_array_equal(out1, np.full(128, 1000))
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_globaltimer_ptx(arch):
+    ptx = tilejit.compile(timer_kernel, signature={0: "*i64", 1: "*i64"},
+                          constexprs={"func": tl.extra.cuda.globaltimer}, target=f"cuda:{arch}").asm["ptx"]
+    assert ptx.count("%globaltimer") == 2 and "%smid" in ptx
+    if tgt.find_ptxas():
+        tgt.ptxas(ptx, arch)
