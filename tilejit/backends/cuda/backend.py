@@ -189,6 +189,9 @@ class CudaBackend(Backend):
         arch = func.attrs.get("target") or func.attrs.get("arch")   # arch: the launch keyword
         arch = tgt.parse_target(arch) if arch else self.default_arch()
         num_warps = int(func.attrs.get("num_warps", 4))
+        if arch < 90:
+            from .. import reject_16bit_float_minmax
+            reject_16bit_float_minmax(func, f"sm_{arch}")
         if int(func.attrs.get("num_ctas", 1)) > 1 and arch < 90:
             from ...runtime.validate import LaunchOptionError
             raise LaunchOptionError(f"{func.name}: num_ctas > 1 requires NVIDIA SM90+ (Hopper); "
