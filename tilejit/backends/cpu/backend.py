@@ -259,6 +259,8 @@ class CPUBackend(Backend):
         per_func = func.__dict__.get("_cpu_variants")
         if per_func is not None and key in per_func:
             return per_func[key]
+        from .. import reject_16bit_float_minmax
+        reject_16bit_float_minmax(func, "the cpu backend")
         with _COMPILE_LOCK:          # LLVM contexts are not shared across threads safely
             kernel = self._compile(func, options, bounded)
         with self._lock:
