@@ -20,6 +20,7 @@ def math_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=m)
     tl.store(out_ptr + 0 * n + offs, libdevice.erf(x), mask=m)
     tl.store(out_ptr + 1 * n + offs, libdevice.tanh(x), mask=m)
+    tl.store(out_ptr + 4 * n + offs, libdevice.fast_tanhf(x), mask=m)   # Inductor's fast tanh
     tl.store(out_ptr + 2 * n + offs, tl.exp(x), mask=m)
     tl.store(out_ptr + 3 * n + offs, tl.exp2(x), mask=m)
 
@@ -48,7 +49,7 @@ def test_fp32_math_against_float64(backend, rng):
     if backend == "interpreter":
         x = np.concatenate([x[::40], x[-4025:]])   # the interpreter is slow: a sample
     n = len(x)
-    out = np.full(4 * n, -7.0, np.float32)
+    out = np.full(5 * n, -7.0, np.float32)
     math_kernel[(tilejit.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK)
     xd = x.astype(np.float64)
     for i, (name, ref_fn, tol, tol_cuda) in enumerate(_FNS):
@@ -69,6 +70,7 @@ def test_fp32_math_against_float64(backend, rng):
         np.testing.assert_allclose(g[sub], r[sub], rtol=0, atol=2.0**-126, err_msg=name)
         if name in ("erf", "tanh"):   # odd functions keep the sign, -0.0 included
             np.testing.assert_array_equal(np.signbit(got[ok]), np.signbit(xd[ok]), err_msg=name)
+    np.testing.assert_array_equal(out[4 * n:], out[n:2 * n])      # fast_tanhf is tanh
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])

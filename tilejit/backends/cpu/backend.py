@@ -9,7 +9,6 @@ latter computed on first access unless ``options.dump_dir`` is set).
 from __future__ import annotations
 
 import ctypes
-import os
 import struct
 import threading
 from time import perf_counter
