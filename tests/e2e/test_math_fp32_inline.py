@@ -1,5 +1,5 @@
-"""fp32 erf, tanh, exp, exp2 (inlined polynomials on the CPU backend, backends/llvm/
-mathlib.py; the same erf/tanh code on CUDA) against float64 references: a dense sweep of fp32 values, the branch
+"""fp32 erf, tanh, exp, exp2, log, log2 (inlined polynomials on the CPU backend,
+backends/llvm/mathlib.py; the same erf/tanh/log code on CUDA) against float64 references: a dense sweep of fp32 values, the branch
 thresholds of the polynomials, signed zeros, infinities and NaN."""
 import math
 
@@ -22,6 +22,8 @@ def math_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + 1 * n + offs, libdevice.tanh(x), mask=m)
     tl.store(out_ptr + 2 * n + offs, tl.exp(x), mask=m)
     tl.store(out_ptr + 3 * n + offs, tl.exp2(x), mask=m)
+    tl.store(out_ptr + 4 * n + offs, tl.log(x), mask=m)
+    tl.store(out_ptr + 5 * n + offs, tl.log2(x), mask=m)
 
 
 def _inputs(rng):
@@ -31,7 +33,8 @@ def _inputs(rng):
     special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-38, 1e-45,
                0.875, -0.875, np.nextafter(np.float32(0.875), np.float32(0)), 0.625, -0.625,
                np.nextafter(np.float32(0.625), np.float32(1)), 3.92, 4.0, -4.0, 9.0, 44.0, 89.0,
-               88.72283935546875, -104.0, 127.99, -150.0, -1e-7]
+               88.72283935546875, -104.0, 127.99, -150.0, -1e-7,
+               1.0, 0.99999994, 1.0000001, 1.0001, 0.9999, 1.4142135, 1.4142137, 0.70710677]
     return np.concatenate([x, np.float32(special), rng.uniform(-5, 5, 4000).astype(np.float32)])
 
 
@@ -41,7 +44,9 @@ def _inputs(rng):
 _FNS = [("erf", np.vectorize(math.erf, otypes=[np.float64]), 3 * 2.0**-23, 3 * 2.0**-23),
         ("tanh", np.tanh, 3 * 2.0**-23, 3 * 2.0**-23),
         ("exp", np.exp, 2 * 2.0**-23, 2e-6),
-        ("exp2", np.exp2, 2 * 2.0**-23, 2e-6)]
+        ("exp2", np.exp2, 2 * 2.0**-23, 2e-6),
+        ("log", np.log, 2 * 2.0**-23, 2 * 2.0**-23),      # the polynomial on cpu and cuda (libm's
+        ("log2", np.log2, 2 * 2.0**-23, 2 * 2.0**-23)]    # log2f on cpu, log * log2(e) on cuda)
 
 
 def test_fp32_math_against_float64(backend, rng):
@@ -49,7 +54,7 @@ def test_fp32_math_against_float64(backend, rng):
     if backend == "interpreter":
         x = np.concatenate([x[::40], x[-4025:]])   # the interpreter is slow: a sample
     n = len(x)
-    out = np.full(4 * n, -7.0, np.float32)
+    out = np.full(len(_FNS) * n, -7.0, np.float32)
     math_kernel[(tilejit.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK)
     xd = x.astype(np.float64)
     for i, (name, ref_fn, tol, tol_cuda) in enumerate(_FNS):

@@ -241,7 +241,6 @@ def _unary(lw, op):
 
 
 LOG2E = 1.4426950408889634
-LN2 = 0.6931471805599453
 
 
 def _f32_math(lw, fn_name, x):
@@ -251,10 +250,10 @@ def _f32_math(lw, fn_name, x):
         return _exp2(lw, b.fmul(x, c(LOG2E)))
     if fn_name == "exp2":
         return _exp2(lw, x)
-    if fn_name == "log":
-        return b.fmul(_log2(lw, x), c(LN2))
+    if fn_name == "log":         # the CPU's polynomial (1 ulp; lg2.approx is 2**-22 absolute)
+        return mathlib.log_f32(b, x)
     if fn_name == "log2":
-        return _log2(lw, x)
+        return b.fmul(mathlib.log_f32(b, x), c(LOG2E))
     if fn_name == "sqrt":
         return lw.call("llvm.sqrt.f32", T.F32, [x])
     if fn_name == "rsqrt":
@@ -270,10 +269,6 @@ def _f32_math(lw, fn_name, x):
 
 def _exp2(lw, x):
     return lw.call("llvm.nvvm.ex2.approx.f", T.F32, [x])
-
-
-def _log2(lw, x):
-    return lw.call("llvm.nvvm.lg2.approx.f", T.F32, [x])
 
 
 _F64_OK = {"sqrt": "llvm.sqrt.f64", "floor": "llvm.floor.f64", "ceil": "llvm.ceil.f64"}
