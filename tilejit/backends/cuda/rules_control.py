@@ -466,10 +466,11 @@ def _print(lw, op):
     many = len(op.args) > 1
     for n, v in enumerate(op.args):
         t, el, shape = lw.get(v), v.type.element, tuple(getattr(v.type, "shape", ()) or ())
-        for s, x in enumerate(t.regs if t.layout is not None else t.regs[:1]):
+        scalar = t.layout is None or not shape
+        for s, x in enumerate(t.regs[:1] if scalar else t.regs):
             spec, val = _fmt_arg(lw, x, el, op.hex)
             fmt = line_format(op.prefix, shape, spec, n if many else None)
-            if t.layout is None:
+            if scalar:
                 _vprintf(lw, fmt, pids + [val], None)
                 continue
             idx = _unflatten(lw, lw.elem_index(t.layout, s), shape)
