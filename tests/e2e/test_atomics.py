@@ -78,6 +78,42 @@ def test_rmw_kinds(backend, rng, kind, dtype):
     np.testing.assert_array_equal(p[n:], p0[n:])          # masked lanes untouched
 
 
+def _float_minmax_reference(kind, m, v):
+    """fmax/fmin with -0.0 < +0.0 and a NaN value changing nothing; a NaN already in
+    memory follows Triton's integer formulation (signed max of the bits for a value with
+    its sign bit clear, unsigned min for one with it set; min the other way round)."""
+    ints, uints = m.dtype.str.replace("f", "i"), m.dtype.str.replace("f", "u")
+    out = (np.fmax if kind == "max" else np.fmin)(m, v)
+    zeros = (m == 0) & (v == 0)
+    pick_neg = (np.signbit(m) & np.signbit(v)) if kind == "max" else (np.signbit(m) | np.signbit(v))
+    out = np.where(zeros, np.where(pick_neg, -0.0, 0.0).astype(m.dtype), out)
+    mi, vi, mu, vu = m.view(ints), v.view(ints), m.view(uints), v.view(uints)
+    s = np.maximum(mi, vi) if kind == "max" else np.minimum(mi, vi)
+    u = (np.minimum(mu, vu) if kind == "max" else np.maximum(mu, vu)).view(ints)
+    bits = np.where(vi < 0, u, s).view(m.dtype)
+    return np.where(np.isnan(m) & ~np.isnan(v), bits, np.where(np.isnan(v), m, out))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("kind", ["max", "min"])
+def test_float_max_min_signed_zeros_nan_infinities(backend, kind, dtype):
+    """Every pair of special memory values and operands: signed zeros (-0.0 < +0.0),
+    infinities, extremes, subnormals, NaN operands (no change) and NaN in memory."""
+    fi = np.finfo(dtype)
+    sp = np.array([-np.inf, fi.min, -2.5, -1.0, -fi.smallest_subnormal, -0.0, 0.0,
+                   fi.smallest_subnormal, 1.0, 3.0, fi.max, np.inf], dtype)
+    nan = np.array([np.nan], dtype)
+    mem, val = [a.ravel() for a in np.meshgrid(np.concatenate([sp, nan, -nan]),
+                                                 np.concatenate([sp, nan, -nan]), indexing="ij")]
+    n = len(mem)
+    p, old = mem.copy(), np.zeros(n, dtype)
+    rmw_kernel[(1,)](p, val, old, n, KIND=kind, BLOCK=256)
+    np.testing.assert_array_equal(old.view(f"u{old.itemsize}"), mem.view(f"u{mem.itemsize}"))
+    want = _float_minmax_reference(kind, mem, val)
+    bad = p.view(f"u{p.itemsize}") != want.view(f"u{want.itemsize}")
+    assert not bad.any(), f"(memory, value, got, want): {list(zip(mem[bad], val[bad], p[bad], want[bad]))[:6]}"
+
+
 @tilejit.jit
 def rowmax_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
     row = tl.program_id(0)

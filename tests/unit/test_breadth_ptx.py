@@ -26,7 +26,7 @@ CASES = {
     "rmw_add_f32": (A.rmw_kernel, {0: "*fp32", 1: "*fp32", 2: "*fp32", 3: "i32"},
                     {"KIND": "add", "BLOCK": 64}, r"atom(\.\w+)*\.add\.f32"),
     "rmw_max_f32": (A.rmw_kernel, {0: "*fp32", 1: "*fp32", 2: "*fp32", 3: "i32"},
-                    {"KIND": "max", "BLOCK": 64}, r"atom(\.\w+)*\.cas\.b32"),
+                    {"KIND": "max", "BLOCK": 64}, r"atom(\.\w+)*\.max\.s32(.|\n)*atom(\.\w+)*\.min\.u32"),
     "fp16_add": (A.fp16_add_kernel, {0: "*fp16", 1: "*fp16"}, {"BLOCK": 16}, r"atom(\.\w+)*\.add(\.noftz)?\.f16"),
     "rowmax_scalar": (A.rowmax_kernel, {0: "*fp32", 1: "*fp32", 2: "i32"}, {"BLOCK": 128}, r"bar\.sync"),
     "cas": (A.cas_kernel, {0: "*i32", 1: "*i32", 2: "*i32", 3: "*i32"}, {"BLOCK": 32},

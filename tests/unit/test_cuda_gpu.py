@@ -147,5 +147,5 @@ def test_device_print(capfd):
     x = np.array([1, 2, 3, 42], np.int32)
     get_backend("cuda").compile(func, None).launch((2, 1, 1), _args(func, [x]))
     out = capfd.readouterr().out
-    assert out.count("x=") == 8, out
-    assert "pid (1, 0, 0) idx (3) x= 42" in out, out
+    assert out.count(" x: ") == 8, out
+    assert "pid (1, 0, 0) idx (3) x: 42" in out, out      # Triton's format

@@ -150,7 +150,7 @@ def argmax1d_kernel(B=256):
 def print_kernel(B=4):
     k = KB("printer", x="*i32")
     x = k.v(ops.LoadOp, ptr=k.ptrs(k.a["x"], k.v(ops.ArangeOp, start=0, end=B)))
-    k.op(ops.DevicePrintOp, args=[x], prefix="x=")
+    k.op(ops.DevicePrintOp, args=[x], prefix=" x: ")
     k.op(ops.DeviceAssertOp, cond=k.lt(x, k.c(100, shape=(B,))), msg="x must stay below 100")
     return k.done()
 

@@ -116,12 +116,15 @@ def test_scalar_atomic_is_one_ordered_instruction(kind, dt, sem, scope, want):
     assert "st.shared" in ptx and "ld.shared" in ptx
 
 
-def test_float_max_keeps_cas_loop_between_fences_in_the_acting_thread():
-    ptx = _sass_free(_ptx(scalar_op, {"Out": "*fp32", "X": "*fp32"}, KIND="max", SEM="acq_rel", SCOPE="gpu"))
-    assert "cas.b32" in ptx
-    assert re.findall(r"fence\.[\w.]+", ptx) == ["fence.acq_rel.gpu"] * 2
-    # the fences sit where only the acting thread runs: after the branch on tid == 0
-    assert ptx.index("bra") < ptx.index("fence.")
+@pytest.mark.parametrize("dt,sem,bits", [("fp32", "acq_rel", 32), ("fp64", "relaxed", 64)])
+def test_float_max_is_two_predicated_integer_atomics(dt, sem, bits):
+    """Triton's lowering: atom.max.s on the bits for a value with its sign bit clear,
+    atom.min.u for one with it set (one of the two executes); no CAS loop, no fence."""
+    ptx = _sass_free(_ptx(scalar_op, {"Out": f"*{dt}", "X": f"*{dt}"}, KIND="max", SEM=sem, SCOPE="gpu"))
+    assert re.findall(r"atom\.[\w.]+", ptx) == [f"atom.global.gpu.{sem}.max.s{bits}",
+                                                f"atom.global.gpu.{sem}.min.u{bits}"]
+    assert "cas" not in ptx and "fence" not in ptx
+    assert len(re.findall(r"@%p\d+ atom", ptx)) == 2
 
 
 def test_unused_result_is_not_shared():

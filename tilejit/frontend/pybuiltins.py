@@ -87,18 +87,17 @@ def py_len(x):
 
 @builtin
 def py_print(*args, sep=" ", end="\n", **kwargs):
-    """``print``: prints at compile time when every argument is compile-time, otherwise
-    becomes ``tl.device_print`` (printed by every program at run time)."""
-    if _has_tensor(args):
-        prefix = ""
-        values = list(args)
-        if values and isinstance(values[0], str):
-            prefix = values.pop(0)
-        if any(not isinstance(v, tensor) and not isinstance(v, (int, float, bool)) for v in values):
-            raise TypeError("print() with tensors accepts a leading string and then numbers or tensors")
-        st.device_print(prefix, values)
-        return None
-    _py.print(*args, sep=sep, end=end, **kwargs)
+    """``print``: ``tl.device_print`` (printed by every program at run time), as in
+    Triton: a leading string is the prefix, then numbers or tensors
+    (``tl.static_print`` prints at compile time)."""
+    prefix = ""
+    values = list(args)
+    if values and isinstance(values[0], str):
+        prefix = values.pop(0)
+    if any(not isinstance(v, tensor) and not isinstance(v, (int, float, bool)) for v in values):
+        raise TypeError("print() in a kernel accepts a leading string and then numbers or tensors "
+                        "(tl.static_print prints at compile time)")
+    st.device_print(prefix, values)
     return None
 
 

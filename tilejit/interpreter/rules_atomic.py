@@ -17,6 +17,8 @@ def _combine(kind, el, old, val):
     """The new memory value of one rmw (storage dtype in, storage dtype out)."""
     if kind == "xchg":
         return val
+    if el.kind == "float" and kind in ("max", "min") and el.bits in (32, 64):
+        return _float_minmax(kind, el, old, val)
     if el.kind == "float":
         o = nm.decode(old, el).astype(nm.compute_dtype(el))
         v = nm.decode(val, el).astype(nm.compute_dtype(el))
@@ -25,6 +27,24 @@ def _combine(kind, el, old, val):
     fn = {"add": np.add, "max": np.maximum, "min": np.minimum, "and": np.bitwise_and,
           "or": np.bitwise_or, "xor": np.bitwise_xor}[kind]
     return np.asarray(fn(old, val)).astype(old.dtype)
+
+
+def _float_minmax(kind, el, old, val):
+    """Float atomic max/min on the bit patterns, as Triton (and every tilejit backend,
+    backends/llvm/atomics.float_minmax_bits) computes it: a value with its sign bit clear
+    does a signed max (min) of the bits, one with it set an unsigned min (max); a NaN value
+    changes nothing.  fmax/fmin, except -0.0 < +0.0 and a NaN in memory may stay."""
+    st = nm.storage(el)
+    si, ui = np.dtype(f"i{el.bits // 8}"), np.dtype(f"u{el.bits // 8}")
+    o, v = np.asarray(old, st), np.broadcast_to(np.asarray(val, st), np.shape(old))
+    os_, vs = o.view(si), v.view(si)
+    ou, vu = o.view(ui), v.view(ui)
+    if kind == "max":
+        s, u = np.maximum(os_, vs), np.minimum(ou, vu).view(si)
+    else:
+        s, u = np.minimum(os_, vs), np.maximum(ou, vu).view(si)
+    new = np.where(np.isnan(v), os_, np.where(vs < 0, u, s))
+    return np.asarray(new).view(st)
 
 
 def _flat(v, shape):

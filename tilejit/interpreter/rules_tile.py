@@ -201,7 +201,8 @@ def _print(ctx, op, vals):
             parts.append(np.array2string(x, formatter={"int": lambda i: hex(int(i))}))
         else:
             parts.append(np.array2string(x) if x.ndim else str(x[()]))
-    print(f"pid ({ctx.pid[0]}, {ctx.pid[1]}, {ctx.pid[2]}) {op.prefix}{' '.join(parts)}", flush=True)
+    # (the prefix as the language layer shaped it: " x: "; whole tiles, as Triton's interpreter)
+    print(f"pid ({ctx.pid[0]}, {ctx.pid[1]}, {ctx.pid[2]}){op.prefix}{' '.join(parts)}", flush=True)
     return []
 
 

@@ -572,6 +572,14 @@ def _as_bool(x):
 
 
 def device_print(prefix, args, hex=False):
+    # Triton's: with values the prefix ends in ": ", and a longer one starts with " "
+    prefix = str(prefix)
+    if args and not prefix.endswith(" "):
+        prefix += " "
+    if args and not prefix.endswith(": "):
+        prefix = prefix[:-1] + ": "
+    if len(prefix) > 2 and not prefix.startswith(" "):
+        prefix = " " + prefix
     handles = [to_tensor(a).handle for a in args]
     core.current_builder().create(ops.DevicePrintOp, args=handles, prefix=str(prefix), hex=bool(hex))
 

@@ -11,6 +11,7 @@ import llvmlite.ir as ir
 
 from ...ir import ops
 from ..llvm.types import I1, I32, I64, PTR, F64, storage_type, value_type
+from ..llvm.printing import line_format, value_spec
 from ..llvm.scalar import bf16_to_f32
 from .lower import RULES, LoweringError
 from .tiles import COST_LOAD, BufTile, LazyTile, Tile, materialize
@@ -305,16 +306,16 @@ def _cstring(ctx, text):
     return g
 
 
-def _print_arg(b, v, dt):
+def _print_arg(b, v, dt, hex=False):
+    """(printf conversion, widened value) of one element (backends/llvm/printing.py)."""
     if dt.kind == "float":
         if dt.name == "bf16":
             v = bf16_to_f32(b, v)
-        return ("%f", b.fpext(v, F64) if v.type != F64 else v)
+        return value_spec(dt), (b.fpext(v, F64) if v.type != F64 else v)
     if dt.is_ptr():
-        return ("%p", v)
-    if dt.kind == "int":
-        return ("%lld", b.sext(v, I64) if v.type.width < 64 else v)
-    return ("%llu", b.zext(v, I64) if v.type.width < 64 else v)
+        return value_spec(dt), b.ptrtoint(v, I64)
+    widen = b.sext if dt.kind == "int" and not hex else b.zext
+    return value_spec(dt, hex), (widen(v, I64) if v.type.width < 64 else v)
 
 
 def _fflush(ctx):
@@ -331,20 +332,23 @@ def _print(ctx, op):
 
 
 def _print_values(ctx, op):
+    """Triton's lines (backends/llvm/printing.py); a program prints each element once."""
     b = ctx.b
     printf = _printf(ctx)
     pids = [b.sext(p, I64) for p in ctx.pid]
-    for v in op.args:
+    if not op.args:
+        b.call(printf, [_cstring(ctx, line_format(op.prefix, None, None))] + pids)
+    many = len(op.args) > 1
+    for n, v in enumerate(op.args):
         rep, dt = ctx.get(v), v.type.element
+        operand = n if many else None
         if not isinstance(rep, Tile):
-            spec, val = _print_arg(b, rep, dt)
-            fmt = _cstring(ctx, f"pid ({'%lld, %lld, %lld'}) {op.prefix}{spec}\n")
-            b.call(printf, [fmt] + pids + [val])
+            spec, val = _print_arg(b, rep, dt, op.hex)
+            b.call(printf, [_cstring(ctx, line_format(op.prefix, (), spec, operand))] + pids + [val])
             continue
 
-        def body(idx, rep=rep, dt=dt):
-            spec, val = _print_arg(b, rep.elem(ctx, idx), dt)
-            fmt = _cstring(ctx, "pid (%lld, %lld, %lld) idx (" + ", ".join(["%lld"] * len(idx))
-                           + f") {op.prefix}{spec}\n")
-            b.call(printf, [fmt] + pids + list(idx) + [val])
+        def body(idx, rep=rep, dt=dt, operand=operand):
+            spec, val = _print_arg(b, rep.elem(ctx, idx), dt, op.hex)
+            fmt = _cstring(ctx, line_format(op.prefix, rep.shape, spec, operand))
+            b.call(printf, [fmt] + pids + [b.sext(i, I64) if i.type != I64 else i for i in idx] + [val])
         ctx.loop_nest(rep.shape, body)

@@ -8,13 +8,15 @@ owning each slot.
 Ordering.  NVPTX turns every ``atomicrmw`` into a relaxed ``atom`` whatever its LLVM
 ordering, and a ``cmpxchg`` with one into a system-scope ``atom.acq_rel.sys`` (a
 ``membar.sys`` each).  With ``CudaTuning.ordered_atom_asm`` the atomics are PTX ``atom``
-instructions in inline assembly: a scalar atomic is one ``atom.global.{scope}.{sem}`` (the
+instructions in inline assembly (float max/min as two predicated integer ``atom``, as
+Triton does): a scalar atomic is one ``atom.global.{scope}.{sem}`` (the
 ordering in the instruction, as Triton emits it: SASS MEMBAR + ATOM + CCTL for
 acq_rel, in the acting thread only), with a CTA barrier after it for acquire
 semantics when its old value is not shared; a tile atomic is a release fence at
 ``scope`` before the thread's ``atom.global.{scope}.relaxed`` instructions and an acquire
 fence after them (one fence per thread, not one per slot).  Without it (or for what
-PTX has no instruction for: float max/min, 16-bit exchange/CAS -- LLVM's CAS loops),
+PTX has no instruction for: 16-bit exchange/CAS -- LLVM's CAS loops; float max/min as a
+CAS loop of backends/llvm/atomics.float_minmax_bits),
 ``sem`` is made by ``fence.acq_rel`` at ``scope`` around relaxed LLVM atomics --
 the PTX memory model's release and acquire patterns.  The order among one op's own
 elements is unspecified, as in Triton."""
@@ -189,6 +191,26 @@ def _lower_fenced(lw, op, per_slot, conds, lay, el, zero):
     return [out]
 
 
+def _float_minmax_atom(lw, kind, sem, scope, el, ptr, val, cond):
+    """Float atomic max/min as Triton emits it: ``atom.{max|min}.s`` on the bits where
+    ``val``'s sign bit is clear, ``atom.{min|max}.u`` where it is set, each predicated
+    (one executes); a NaN value takes the signed one with its identity (no change).
+    The semantics: backends/llvm/atomics.float_minmax_bits."""
+    b = lw.b
+    ity = _REG[el.bits][1]
+    vi = b.bitcast(val, ity)
+    nan = b.fcmp_unordered("uno", val, val)
+    neg = b.and_(b.icmp_signed("<", vi, ir.Constant(ity, 0)), b.not_(nan))
+    ident = ir.Constant(ity, -(1 << (el.bits - 1)) if kind == "max" else (1 << (el.bits - 1)) - 1)
+    vs = b.select(nan, ident, vi)
+    pos = b.not_(neg)
+    both = (lambda p: p) if cond is None else (lambda p: b.and_(cond, p))
+    other = "min" if kind == "max" else "max"
+    old_s = _asm_atom(lw, f"{kind}.s{el.bits}", sem, scope, el, ptr, [vs], both(pos))
+    old_u = _asm_atom(lw, f"{other}.u{el.bits}", sem, scope, el, ptr, [vi], both(neg))
+    return b.select(neg, old_u, old_s)
+
+
 @RULES.register(ops.AtomicRMWOp)
 def _atomic_rmw(lw, op):
     el = op.result.type.element
@@ -198,6 +220,9 @@ def _atomic_rmw(lw, op):
     name = ptx_atom_op(op.kind, el, lw.arch) if lw.tuning.ordered_atom_asm else None
     asm = None if name is None else \
         (lambda s, sem, c: _asm_atom(lw, name, sem, op.scope, el, ptrs[s], [vals[s]], c))
+    if lw.tuning.ordered_atom_asm and name is None and el.kind == "float" and el.bits in (32, 64) \
+            and op.kind in ("max", "min"):
+        asm = lambda s, sem, c: _float_minmax_atom(lw, op.kind, sem, op.scope, el, ptrs[s], vals[s], c)  # noqa: E731
     return _lower(lw, op, lambda s: emit_rmw(lw.b, op.kind, el, ptrs[s], vals[s], "relaxed"), masks, asm)
 
 

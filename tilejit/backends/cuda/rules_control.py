@@ -5,6 +5,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ir import ops
+from ..llvm.printing import line_format, value_spec
 from . import types as T
 from .lowering import RULES, Tile
 
@@ -432,16 +433,15 @@ def _assert(lw, op):
     return []
 
 
-def _fmt_arg(lw, v, el):
-    """(printf conversion, i64/double/pointer value) of one element."""
+def _fmt_arg(lw, v, el, hex=False):
+    """(printf conversion, i64/double value) of one element (backends/llvm/printing.py)."""
     b = lw.b
     if isinstance(el, T.PointerType):
-        return "0x%llx", b.ptrtoint(v, T.I64)
+        return value_spec(el), b.ptrtoint(v, T.I64)
     if el.kind == "float":
-        return "%f", b.fpext(v, T.F64) if v.type != T.F64 else v
-    if el.kind in ("uint", "bool"):
-        return "%llu", b.zext(v, T.I64) if v.type.width < 64 else v
-    return "%lld", b.sext(v, T.I64) if v.type.width < 64 else v
+        return value_spec(el), (b.fpext(v, T.F64) if v.type != T.F64 else v)
+    widen = b.sext if el.kind == "int" and not hex else b.zext
+    return value_spec(el, hex), (widen(v, T.I64) if v.type.width < 64 else v)
 
 
 def _cstring(lw, text: str):
@@ -457,30 +457,47 @@ def _cstring(lw, text: str):
 
 @RULES.register(ops.DevicePrintOp)
 def _print(lw, op):
-    """Each program prints every element it holds (owned copies only) through vprintf:
-    ``pid (x, y, z) idx (i) <prefix> <values>``."""
-    vprintf = lw.intrinsic("vprintf", T.I32, [ir.PointerType(), ir.PointerType()])
-    tiles = [lw.get(v) for v in op.args]
-    pids = [lw.sreg(f"ctaid.{a}") for a in "xyz"]
-    n = max([len(t.regs) for t in tiles] + [1])
-    lay = next((t.layout for t in tiles if t.layout is not None), None)
-    for s in range(n):
-        idx = lw.elem_index(lay, s) if lay is not None else lw.i32(0)
-        convs, vals = [], [lw.b.sext(p, T.I64) for p in pids] + [lw.b.sext(idx, T.I64)]
-        for t, v in zip(tiles, op.args):
-            c, x = _fmt_arg(lw, t.regs[s if t.layout is not None else 0], v.type.element)
-            if op.hex and c != "%f":
-                c = "0x%llx"
-            convs.append(c)
-            vals.append(x)
-        fmt = _cstring(lw, "pid (%lld, %lld, %lld) idx (%lld) " + op.prefix + " " + ", ".join(convs) + "\n")
-        sty = ir.LiteralStructType([x.type for x in vals])
-        buf = lw.b.alloca(sty)
-        buf.type = ir.PointerType()          # opaque (llvmlite types allocas)
-        for i, x in enumerate(vals):
-            lw.b.store(x, lw.b.gep(buf, [lw.i32(0), lw.i32(i)], source_etype=sty))
-        own = lw.owned(lay, s) if lay is not None else None
-        if lay is None:   # a scalar: thread 0 prints it
-            own = lw.b.icmp_unsigned("==", lw.tid, lw.i32(0))
-        lw.guarded(own, lambda fmt=fmt, buf=buf: lw.b.call(vprintf, [fmt, buf]))
+    """Triton's lines (backends/llvm/printing.py) through vprintf: each owned element of
+    a tile once, by its owning thread; a scalar (and a print without operands) by every
+    thread of the CTA, as Triton does."""
+    pids = [lw.b.sext(lw.sreg(f"ctaid.{a}"), T.I64) for a in "xyz"]
+    if not op.args:
+        _vprintf(lw, line_format(op.prefix, None, None), pids, None)
+    many = len(op.args) > 1
+    for n, v in enumerate(op.args):
+        t, el, shape = lw.get(v), v.type.element, tuple(getattr(v.type, "shape", ()) or ())
+        scalar = t.layout is None or not shape
+        for s, x in enumerate(t.regs[:1] if scalar else t.regs):
+            spec, val = _fmt_arg(lw, x, el, op.hex)
+            fmt = line_format(op.prefix, shape, spec, n if many else None)
+            if scalar:
+                _vprintf(lw, fmt, pids + [val], None)
+                continue
+            idx = _unflatten(lw, lw.elem_index(t.layout, s), shape)
+            _vprintf(lw, fmt, pids + idx + [val], lw.owned(t.layout, s))
     return []
+
+
+def _unflatten(lw, flat, shape):
+    """Row-major per-dimension indices (i64) of element number ``flat``."""
+    out = []
+    for d in reversed(shape[1:]):
+        out.append(lw.b.urem(flat, lw.i32(d)))
+        flat = lw.b.udiv(flat, lw.i32(d))
+    out.append(flat)
+    return [lw.b.zext(i, T.I64) for i in reversed(out)]
+
+
+def _vprintf(lw, text, vals, own):
+    """``vprintf(text, {vals})`` where ``own`` holds (every thread for None)."""
+    vprintf = lw.intrinsic("vprintf", T.I32, [ir.PointerType(), ir.PointerType()])
+    fmts = lw.__dict__.setdefault("_print_fmts", {})
+    if text not in fmts:
+        fmts[text] = _cstring(lw, text)
+    fmt = fmts[text]
+    sty = ir.LiteralStructType([x.type for x in vals])
+    buf = lw.b.alloca(sty)
+    buf.type = ir.PointerType()          # opaque (llvmlite types allocas)
+    for i, x in enumerate(vals):
+        lw.b.store(x, lw.b.gep(buf, [lw.i32(0), lw.i32(i)], source_etype=sty))
+    lw.guarded(own, lambda: lw.b.call(vprintf, [fmt, buf]))

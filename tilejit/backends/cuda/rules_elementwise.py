@@ -10,7 +10,7 @@ from llvmlite import ir
 
 from ...ir import ops
 from ...ir.types import PointerType, float32 as _F32_DT
-from ..llvm import f64math, scalar
+from ..llvm import f64math, mathlib, scalar
 from . import types as T
 from .lowering import RULES, Tile
 
@@ -241,7 +241,6 @@ def _unary(lw, op):
 
 
 LOG2E = 1.4426950408889634
-LN2 = 0.6931471805599453
 
 
 def _f32_math(lw, fn_name, x):
@@ -251,10 +250,10 @@ def _f32_math(lw, fn_name, x):
         return _exp2(lw, b.fmul(x, c(LOG2E)))
     if fn_name == "exp2":
         return _exp2(lw, x)
-    if fn_name == "log":
-        return b.fmul(_log2(lw, x), c(LN2))
+    if fn_name == "log":         # the CPU's polynomial (1 ulp; lg2.approx is 2**-22 absolute)
+        return mathlib.log_f32(b, x)
     if fn_name == "log2":
-        return _log2(lw, x)
+        return b.fmul(mathlib.log_f32(b, x), c(LOG2E))
     if fn_name == "sqrt":
         return lw.call("llvm.sqrt.f32", T.F32, [x])
     if fn_name == "rsqrt":
@@ -263,41 +262,13 @@ def _f32_math(lw, fn_name, x):
         return lw.call(f"llvm.nvvm.{fn_name}.approx.f", T.F32, [x])
     if fn_name in ("floor", "ceil"):
         return lw.call(f"llvm.{fn_name}.f32", T.F32, [x])
-    if fn_name == "tanh":
-        return lw.call("llvm.nvvm.tanh.approx.f32", T.F32, [x]) if lw.arch >= 75 else _tanh_exp(lw, x)
-    if fn_name == "erf":
-        return _erf(lw, x)
+    if fn_name in ("tanh", "erf"):      # the CPU's polynomials (within 3 ulp; tanh.approx.f32 is 2e-3)
+        return mathlib.lower_math(b, fn_name, x)
     raise NotImplementedError(f"math.{fn_name}")
 
 
 def _exp2(lw, x):
     return lw.call("llvm.nvvm.ex2.approx.f", T.F32, [x])
-
-
-def _log2(lw, x):
-    return lw.call("llvm.nvvm.lg2.approx.f", T.F32, [x])
-
-
-def _tanh_exp(lw, x):
-    b, c = lw.b, (lambda v: ir.Constant(T.F32, v))
-    e = _exp2(lw, b.fmul(x, c(2 * LOG2E)))
-    return b.fsub(c(1.0), b.fdiv(c(2.0), b.fadd(e, c(1.0))))
-
-
-def _erf(lw, x):
-    """erf(x) = sign(x) * (1 - t*exp(-x*x + poly(t))) (Numerical Recipes erfc, |err| < 1.2e-7)."""
-    b, c = lw.b, (lambda v: ir.Constant(T.F32, v))
-    ax = lw.call("llvm.fabs.f32", T.F32, [x])
-    t = b.fdiv(c(1.0), b.fadd(c(1.0), b.fmul(c(0.5), ax)))
-    coeffs = [0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807,
-              -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223]
-    p = c(coeffs[0])
-    for k in coeffs[1:]:
-        p = b.fadd(b.fmul(p, t), c(k))
-    arg = b.fadd(b.fneg(b.fmul(ax, ax)), p)
-    erfc = b.fmul(t, _exp2(lw, b.fmul(arg, c(LOG2E))))
-    r = b.fsub(c(1.0), erfc)
-    return lw.call("llvm.copysign.f32", T.F32, [r, x])
 
 
 _F64_OK = {"sqrt": "llvm.sqrt.f64", "floor": "llvm.floor.f64", "ceil": "llvm.ceil.f64"}

@@ -38,7 +38,31 @@ def emit_rmw(b: ir.IRBuilder, kind: str, dt, ptr, val, sem: str):
         from .scalar import bf16_to_f32, f32_to_bf16
         return emit_cas_loop(b, ptr, val.type, sem,
                              lambda old: f32_to_bf16(b, b.fadd(bf16_to_f32(b, old), bf16_to_f32(b, val))))
+    if dt.kind == "float" and kind in ("max", "min") and dt.bits in (32, 64):
+        ity = ir.IntType(dt.bits)
+        vi = b.bitcast(val, ity)
+        nan = b.fcmp_unordered("uno", val, val)
+        iptr = b.bitcast(ptr, ity.as_pointer(ptr.type.addrspace)) if not ptr.type.is_opaque else ptr
+        old = emit_cas_loop(b, iptr, ity, sem, lambda o: float_minmax_bits(b, kind, o, vi, nan))
+        return b.bitcast(old, val.type)
     return b.atomic_rmw(rmw_opcode(kind, dt), ptr, val, ORDERING[sem])
+
+
+def float_minmax_bits(b: ir.IRBuilder, kind: str, old, vi, nan):
+    """The new bits of a float atomic max/min of memory bits ``old`` with value bits ``vi``
+    (``nan``: the value is NaN), Triton's integer formulation: a value with its sign bit
+    clear does a signed max (min) of the bit patterns, one with it set an unsigned min
+    (max); a NaN value changes nothing.  Agrees with fmax/fmin except that -0.0 < +0.0
+    and that a NaN already in memory may stay (interpreter/rules_atomic.py, the same;
+    CUDA emits the two integer ``atom`` instructions, backends/cuda/rules_atomic.py)."""
+    neg = b.icmp_signed("<", vi, ir.Constant(vi.type, 0))
+    if kind == "max":
+        s = b.select(b.icmp_signed(">", old, vi), old, vi)
+        u = b.select(b.icmp_unsigned("<", old, vi), old, vi)
+    else:
+        s = b.select(b.icmp_signed("<", old, vi), old, vi)
+        u = b.select(b.icmp_unsigned(">", old, vi), old, vi)
+    return b.select(nan, old, b.select(neg, u, s))
 
 
 def emit_cas_loop(b: ir.IRBuilder, ptr, ity, sem: str, update):

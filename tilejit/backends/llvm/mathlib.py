@@ -3,7 +3,9 @@
 ``exp``/``exp2`` on fp32 are an inlined Cephes-style polynomial (about 1 ulp) so
 that loops containing them vectorise; fp64 uses LLVM intrinsics.  fp32 ``erf`` and
 ``tanh`` are inlined too (polynomials fitted here to the mpmath values, minimax in
-relative error, and ``exp_f32``; within 3 ulp of the correctly rounded value); fp64
+relative error, and ``exp_f32``; within 3 ulp of the correctly rounded value), and so is
+fp32 ``log`` (Cephes' polynomial, within 1 ulp); the CUDA backend uses the same fp32
+``erf``/``tanh``/``log`` code (backends/cuda/rules_elementwise.py); fp64
 ``erf``/``tanh`` call libm (``erf``, ``tanh``) resolved by the JIT's symbol lookup.  A backend passes ``overrides`` (name -> fn(b, x)) to replace any.
 """
 from __future__ import annotations
@@ -114,7 +116,39 @@ def tanh_f32(b, x):
     return _keep_nan(b, x, intr.binary_math(b, "copysign", res, x))
 
 
-_INLINE_F32 = {"exp": exp_f32, "exp2": exp2_f32, "erf": erf_f32, "tanh": tanh_f32}
+# log(1 + f) = f - f*f/2 + f**3 P(f) for sqrt(1/2) - 1 <= f < sqrt(2) - 1 (Cephes logf)
+_LOG_POLY = (3.3333331174e-1, -2.4999993993e-1, 2.0000714765e-1, -1.6668057665e-1,
+             1.4249322787e-1, -1.2420140846e-1, 1.1676998740e-1, -1.1514610310e-1,
+             7.0376836292e-2)
+
+
+def log_f32(b, x):
+    """fp32 natural logarithm: x = m 2**e with m in [sqrt(1/2), sqrt(2)), log(m) by the
+    polynomial above, e ln2 in two parts; subnormals scaled first; 0 gives -inf, a
+    negative x NaN, +inf itself."""
+    ity = _like(x, I32)
+    tiny = b.fcmp_ordered("<", x, _c(x, 2.0 ** -126))
+    xs = b.select(tiny, b.fmul(x, _c(x, 2.0 ** 25)), x)
+    bits = b.bitcast(xs, ity)
+    e = b.sub(b.lshr(bits, _c(bits, 23)), _c(bits, 127))
+    e = b.select(tiny, b.sub(e, _c(e, 25)), e)
+    m = b.bitcast(b.or_(b.and_(bits, _c(bits, (1 << 23) - 1)), _c(bits, 127 << 23)), x.type)
+    big = b.fcmp_ordered(">", m, _c(x, 1.4142135381698608))
+    m = b.select(big, b.fmul(m, _c(x, 0.5)), m)
+    e = b.select(big, b.add(e, _c(e, 1)), e)
+    f = b.fsub(m, _c(x, 1.0))
+    z = b.fmul(f, f)
+    ef = b.sitofp(e, x.type)
+    y = b.fmul(b.fmul(_poly(b, _LOG_POLY, f), f), z)
+    y = intr.call_overloaded(b, "fmuladd", [ef, _c(x, -2.12194440e-4), y])
+    y = intr.call_overloaded(b, "fmuladd", [z, _c(x, -0.5), y])
+    res = intr.call_overloaded(b, "fmuladd", [ef, _c(x, 0.693359375), b.fadd(f, y)])
+    res = b.select(b.fcmp_ordered("==", x, _c(x, float("inf"))), x, res)
+    res = b.select(b.fcmp_ordered("==", x, _c(x, 0.0)), _c(x, float("-inf")), res)
+    return b.select(b.fcmp_unordered("<", x, _c(x, 0.0)), _c(x, float("nan")), res)
+
+
+_INLINE_F32 = {"exp": exp_f32, "exp2": exp2_f32, "erf": erf_f32, "tanh": tanh_f32, "log": log_f32}
 _LIBM = {"erf": ("erff", "erf"), "tanh": ("tanhf", "tanh")}
 _INTRINSIC = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt",
               "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil"}
