@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import tilejit  # noqa: E402
 import tilejit.language as tl  # noqa: E402
-from tilejit.runtime.options import use_options  # noqa: E402
+from tilejit.runtime.options import get_options, set_options, use_options  # noqa: E402
 
 
 @tilejit.jit
@@ -43,16 +43,23 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def side_by_side(fns: dict, reps: int, inner: int, options: dict | None = None) -> dict:
     """Median seconds per call of each function; peers interleaved per repetition.
     ``options[k]``: option changes each timing block of ``fns[k]`` runs under (one
-    warm-up call per block refills the launch lane for them)."""
+    Options object per key, made once; three untimed calls per block refill the launch
+    lanes after a change of options)."""
+    base = get_options()
+    opts = {k: base.with_(**(options or {}).get(k, {})) if (options or {}).get(k) else base for k in fns}
     times = {k: [] for k in fns}
     for _ in range(reps):
         for k, f in fns.items():
-            with use_options(**(options or {}).get(k, {})):
-                f()
+            set_options(opts[k])
+            try:
+                for _ in range(3):
+                    f()
                 t = time.perf_counter()
                 for _ in range(inner):
                     f()
                 times[k].append((time.perf_counter() - t) / inner)
+            finally:
+                set_options(base)
     return {k: float(np.median(v)) for k, v in times.items()}
 
 
@@ -121,7 +128,7 @@ def main(argv=None) -> int:
     p.add_argument("--torch", action="store_true", help="also launch on torch CPU tensors")
     args = p.parse_args(argv)
     if args.torch:
-        import torch  # noqa: F401
+        import torch  # noqa: F401  (imported: the cpu launch case adds torch rows)
     launch = bench_launch()
     launch.update(bench_cpu_launch())
     interp = bench_interpreter()

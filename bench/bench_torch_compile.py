@@ -1,122 +1,188 @@
-"""torch.compile on CPU: Inductor's Triton kernels on tilejit (cpu_backend="triton")
-against torch.compile's default C++ CPU backend and eager torch.
+"""torch.compile on tilejit against torch.compile's own backends, per model: compile
+time and steady-state time.
 
-    python bench/bench_torch_compile.py [--threads 2] [--only NAME] [--out DIR]
+    python bench/bench_torch_compile.py [--device cpu|cuda] [--threads 2] [--clock wall|cpu]
+                                        [--only NAME] [--out DIR]
 
-Per model: compile time (first call after ``torch._dynamo.reset()`` with Inductor's
-caches disabled, so every kernel is generated and compiled; tilejit's own disk
-cache is pointed at a fresh directory) and steady-state time (median of timed
-calls after warm-up), each backend in turn in one process.  Saves JSON with the
-machine, versions, load average and date under bench/results/.
+``--device cpu`` (default): Inductor's Triton kernels on tilejit (``cpu_backend="triton"``
+under the ``triton`` alias) against torch.compile's default C++ CPU backend and eager.
+``--device cuda``: the models on CUDA tensors, torch.compile through tilejit's CUDA
+backend (the alias wins over the installed ``triton``) against torch.compile with the
+real Triton, and eager.
+
+Each backend runs in its own process (``--worker LABEL``; the alias is installed only in
+tilejit's), so the real Triton never meets the alias.  Per model: compile time (the
+first call after ``torch._dynamo.reset()`` with Inductor's caches disabled, so every
+kernel is generated and compiled; tilejit's disk cache is a fresh directory) and
+steady-state time (median of timed calls after warm-up; on CUDA, batches of calls
+ended by a synchronize).  Saves JSON with the machine, versions, load average and date
+under bench/results/ (bench_cpu.save_result).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-os.environ["TILEJIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="tilejit-bench-tc-")
-
-import tilejit  # noqa: E402
-import tilejit.compat  # noqa: E402
-
-tilejit.compat.install_triton_alias()
-
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
 sys.path.insert(0, os.path.join(ROOT, "tests", "torch_compile"))
-from models import MLP, Attention  # noqa: E402
-from bench_cpu import machine_info as cpu_machine_info, save_result  # noqa: E402
+
+# label -> (uses the tilejit alias, torch.compile options; None = eager), per device
+BACKENDS = {"cpu": {"tilejit": (True, {"cpu_backend": "triton"}), "cpp": (False, {}), "eager": (False, None)},
+            "cuda": {"tilejit": (True, {}), "triton": (False, {}), "eager": (False, None)}}
+PEER = {"cpu": "cpp", "cuda": "triton"}
 
 
-def _r(*shape):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(0))
+def _models(torch):
+    import torch.nn.functional as F
+    from models import MLP, Attention
+
+    def r(*shape):
+        return torch.randn(*shape, generator=torch.Generator().manual_seed(0))
+    return {
+        "elementwise_chain": (lambda: lambda x, y: (torch.relu(x * 2 + y) - 0.5).exp() * torch.sigmoid(y),
+                              lambda: (r(1 << 20), r(1 << 20))),
+        "softmax_512x1024": (lambda: lambda x: torch.softmax(x, -1), lambda: (r(512, 1024),)),
+        "layer_norm_2048x1024": (lambda: lambda x, w, b: F.layer_norm(x, (1024,), w, b),
+                                 lambda: (r(2048, 1024), r(1024), r(1024))),
+        "gelu_4M": (lambda: lambda x: F.gelu(x), lambda: (r(1 << 22),)),
+        "row_sum_64x20000": (lambda: lambda x: x.sum(-1), lambda: (r(64, 20000),)),
+        "col_mean_4096x256": (lambda: lambda x: x.mean(0), lambda: (r(4096, 256),)),
+        "mlp_forward_b256": (MLP, lambda: (r(256, 32),)),
+        "attention_forward": (Attention, lambda: (r(8, 64, 32),)),
+    }
 
 
-MODELS = {
-    "elementwise_chain": (lambda: lambda x, y: (torch.relu(x * 2 + y) - 0.5).exp() * torch.sigmoid(y),
-                          lambda: (_r(1 << 20), _r(1 << 20))),
-    "softmax_512x1024": (lambda: lambda x: torch.softmax(x, -1), lambda: (_r(512, 1024),)),
-    "layer_norm_2048x1024": (lambda: lambda x, w, b: F.layer_norm(x, (1024,), w, b),
-                             lambda: (_r(2048, 1024), _r(1024), _r(1024))),
-    "gelu_4M": (lambda: lambda x: F.gelu(x), lambda: (_r(1 << 22),)),
-    "row_sum_64x20000": (lambda: lambda x: x.sum(-1), lambda: (_r(64, 20000),)),
-    "col_mean_4096x256": (lambda: lambda x: x.mean(0), lambda: (_r(4096, 256),)),
-    "mlp_forward_b256": (MLP, lambda: (_r(256, 32),)),
-    "attention_forward": (Attention, lambda: (_r(8, 64, 32),)),
-}
-
-
-def _steady(fn, args, min_time=0.5, min_reps=5):
+def _steady(fn, args, sync, clock, min_time=0.5, min_reps=5, batch=1):
     for _ in range(3):
         fn(*args)
+    sync()
     times = []
     start = time.perf_counter()
     while len(times) < min_reps or time.perf_counter() - start < min_time:
-        t0 = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - t0)
+        t0 = clock()
+        for _ in range(batch):
+            fn(*args)
+        sync()
+        times.append((clock() - t0) / batch)
     return statistics.median(times)
 
 
-def bench_model(name, options):
-    make, inputs = MODELS[name]
-    torch._dynamo.reset()
-    fn = make()
-    args = inputs()
-    compiled = torch.compile(fn, options=options) if options is not None else fn
-    with torch.no_grad():
-        t0 = time.perf_counter()
-        compiled(*args)
-        first = time.perf_counter() - t0
-        return first, _steady(compiled, args)
+def _worker(label, device, only, threads, clock_name):
+    """Run every model for one backend in this process; print one JSON line each."""
+    use_alias, options = BACKENDS[device][label]
+    if use_alias:
+        import tilejit.compat
+        tilejit.compat.install_triton_alias()
+    import torch
+    torch.set_num_threads(threads)
+    torch._inductor.config.force_disable_caches = True
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    clock = time.process_time if clock_name == "cpu" else time.perf_counter
+    for name, (make, inputs) in _models(torch).items():
+        if only and only not in name:
+            continue
+        torch._dynamo.reset()
+        fn = make()
+        if isinstance(fn, torch.nn.Module):
+            fn = fn.to(device)
+        args = [a.to(device) for a in inputs()]
+        compiled = torch.compile(fn, options=options) if options is not None else fn
+        with torch.no_grad():
+            t0 = time.perf_counter()
+            compiled(*args)
+            sync()
+            first = time.perf_counter() - t0
+            steady = _steady(compiled, args, sync, clock, batch=10 if device == "cuda" else 1)
+        rec = {"model": name, "label": label, "compile_s": first if options is not None else None,
+               "ms": steady * 1e3}
+        print("BENCH_TC " + json.dumps(rec), flush=True)
 
 
-def machine_info():
-    """bench_cpu's machine and versions record, with torch's version."""
-    info = cpu_machine_info()
-    info["versions"]["torch"] = torch.__version__
-    return info
+def _run_worker(label, args):
+    env = dict(os.environ, TILEJIT_NUM_THREADS=str(args.threads),
+               TILEJIT_CACHE_DIR=tempfile.mkdtemp(prefix="tilejit-bench-tc-"),
+               PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", label, "--device", args.device,
+           "--threads", str(args.threads), "--only", args.only, "--clock", args.clock]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
+        out, err, rc = proc.stdout, proc.stderr, proc.returncode
+    except subprocess.TimeoutExpired as e:      # keep the models it finished
+        out, err, rc = e.stdout or "", f"timed out after {args.timeout} s", "timeout"
+        out = out.decode() if isinstance(out, bytes) else out
+    recs = [json.loads(line.split(" ", 1)[1]) for line in out.splitlines() if line.startswith("BENCH_TC ")]
+    if rc != 0:
+        print(f"{label} worker exited {rc}:\n{err[-3000:]}", file=sys.stderr)
+    return {r["model"]: r for r in recs}
+
+
+def _table(results, device):
+    peer = PEER[device]
+    for rec in results:
+        print(f"{rec['model']:24s} tilejit {rec.get('tilejit_ms', float('nan')):8.3f} ms "
+              f"(compile {rec.get('tilejit_compile_s') or float('nan'):5.1f} s)  {peer} "
+              f"{rec.get(peer + '_ms', float('nan')):8.3f} ms (compile "
+              f"{rec.get(peer + '_compile_s') or float('nan'):5.1f} s)  eager "
+              f"{rec.get('eager_ms', float('nan')):8.3f} ms  speed vs {peer} "
+              f"{rec.get('tilejit_vs_' + peer, float('nan')):.2f}x", flush=True)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--only", default="")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--timeout", type=float, default=900, help="seconds per backend process")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="steady-state time as wall-clock or as the process's CPU time (on a loaded "
+                         "host, --threads 1 --clock cpu measures each backend's work, not the wait)")
+    ap.add_argument("--worker", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    os.environ["TILEJIT_NUM_THREADS"] = str(args.threads)
-    torch._inductor.config.force_disable_caches = True
+    if args.device == "cuda" and args.clock == "cpu":
+        raise SystemExit("--clock cpu is for --device cpu")
+    if args.worker:
+        return _worker(args.worker, args.device, args.only, args.threads, args.clock)
+    from bench_cpu import machine_info, save_result
+    peer = PEER[args.device]
     load_before = os.getloadavg()
+    by_label = {label: _run_worker(label, args) for label in BACKENDS[args.device]}
     results = []
-    for name in MODELS:
-        if args.only and args.only not in name:
-            continue
+    for name in by_label["tilejit"]:
         rec = {"model": name}
-        for label, options in (("tilejit", {"cpu_backend": "triton"}), ("cpp", {}), ("eager", None)):
-            first, steady = bench_model(name, options)
-            rec[f"{label}_compile_s"] = first if options is not None else None
-            rec[f"{label}_ms"] = steady * 1e3
-        rec["tilejit_vs_cpp"] = rec["cpp_ms"] / rec["tilejit_ms"]      # > 1: tilejit faster
+        for label, got in by_label.items():
+            if name in got:
+                rec[f"{label}_compile_s"] = got[name]["compile_s"]
+                rec[f"{label}_ms"] = got[name]["ms"]
+        if f"{peer}_ms" in rec:
+            rec[f"tilejit_vs_{peer}"] = rec[f"{peer}_ms"] / rec["tilejit_ms"]      # > 1: tilejit faster
         results.append(rec)
-        print(f"{name:24s} tilejit {rec['tilejit_ms']:8.3f} ms (compile {rec['tilejit_compile_s']:5.1f} s)  "
-              f"cpp {rec['cpp_ms']:8.3f} ms (compile {rec['cpp_compile_s']:5.1f} s)  eager "
-              f"{rec['eager_ms']:8.3f} ms  speed vs cpp {rec['tilejit_vs_cpp']:.2f}x", flush=True)
-    ratios = [r["tilejit_vs_cpp"] for r in results]
-    doc = {**machine_info(), "threads": args.threads, "load_avg_before": load_before,
-           "load_avg_after": os.getloadavg(),
+    _table(results, args.device)
+    import torch
+    ratios = [r[f"tilejit_vs_{peer}"] for r in results if f"tilejit_vs_{peer}" in r]
+    doc = {**machine_info(), "device": args.device, "threads": args.threads, "clock": args.clock,
+           "load_avg_before": load_before, "load_avg_after": os.getloadavg(),
            "command": "python bench/bench_torch_compile.py " + " ".join(argv or sys.argv[1:]),
-           "geomean_tilejit_vs_cpp": statistics.geometric_mean(ratios) if ratios else None,
+           f"geomean_tilejit_vs_{peer}": statistics.geometric_mean(ratios) if ratios else None,
            "results": results}
-    print(f"geomean steady-state speed vs the C++ backend: {doc['geomean_tilejit_vs_cpp']:.2f}x")
-    save_result(doc, args.out, "torch-compile-cpu")
+    doc["versions"]["torch"] = torch.__version__
+    if args.device == "cuda":
+        doc["machine"]["gpu"] = torch.cuda.get_device_name() if torch.cuda.is_available() else None
+        try:
+            import triton
+            doc["versions"]["triton"] = triton.__version__
+        except ImportError:
+            doc["versions"]["triton"] = None
+    if ratios:
+        print(f"geomean steady-state speed vs {peer}: {doc[f'geomean_tilejit_vs_{peer}']:.2f}x")
+    save_result(doc, args.out, f"torch-compile-{args.device}")
 
 
 if __name__ == "__main__":

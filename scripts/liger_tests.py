@@ -64,6 +64,8 @@ def _parse(argv):
     ap.add_argument("--write-expected", default=None, help="write the run's failures as "
                     "the expected.json for this selection")
     ap.add_argument("--summary-md", default=None, help="also write failures by cause (markdown)")
+    ap.add_argument("--from-logs", default=None, metavar="DIR", help="summarize the shard "
+                    "logs (shard*.jsonl) of a run that was stopped, instead of running")
     ap.add_argument("--quiet", action="store_true")
     return ap.parse_args(argv)
 
@@ -88,7 +90,15 @@ def main(argv=None) -> int:
     args = _parse(argv)
     args.src = find_src(args.src)
     args.device = "cuda" if args.backend == "cuda" else "device chosen by liger_kernel.utils.infer_device"
-    result = conformance.run(args, command=pytest_cmd)
+    if args.from_logs:
+        outcomes = {}
+        for log in sorted(Path(args.from_logs).glob("shard*.jsonl")):
+            outcomes.update(conformance._read_log(log)[0])
+        _rescore(outcomes)
+        result = conformance.summarize(args, outcomes, 0.0)
+        result["partial"] = f"summarized from the logs of a stopped run ({len(outcomes)} tests)"
+    else:
+        result = conformance.run(args, command=pytest_cmd)
     result["command"] = "python scripts/liger_tests.py " + " ".join(sys.argv[1:] if argv is None else argv)
     result["suite"] = f"Liger-Kernel {LIGER_VERSION} tests ({', '.join(args.dirs)})"
     result["versions"] = _versions()
@@ -111,6 +121,22 @@ def main(argv=None) -> int:
             print("LIGER REGRESSION:", p)
         return 1 if problems else 0
     return 0
+
+
+def _rescore(outcomes: dict) -> None:
+    """Apply tests/liger's lists again (a log may predate an entry)."""
+    from tests.conformance import harness
+    here = ROOT / "tests" / "liger"
+    na = harness.read_not_applicable(here / "not_applicable.txt")
+    import torch
+    gpu = {} if torch.cuda.is_available() else harness.read_not_applicable(here / "needs_gpu.txt")
+    for tid in outcomes:
+        if harness.not_applicable_reason(tid, na) is not None:
+            outcomes[tid] = {"id": tid, "outcome": "not_applicable",
+                             "reason": harness.not_applicable_reason(tid, na)}
+        elif harness.not_applicable_reason(tid, gpu) is not None:
+            outcomes[tid] = {"id": tid, "outcome": "skip",
+                             "reason": "needs a GPU: " + harness.not_applicable_reason(tid, gpu)}
 
 
 def _versions() -> dict:

@@ -56,3 +56,14 @@ def test_missing_ir_stage_is_code_text():
     with pytest.raises(KeyError) as info:
         check()
     assert plugin.classify(info) == "code_text"
+
+
+def test_child_output_comparison_is_fail():
+    import subprocess
+    proc = subprocess.CompletedProcess(["x"], 0, stdout=b"pid (0, 0, 0) idx (0) x: 0\n")
+    expected = {"pid (0, 0, 0) idx (  0) x: 0": 1}
+
+    def check():
+        outs = proc.stdout.decode().splitlines()
+        assert all(line in expected for line in outs)
+    assert plugin.classify(_raised(check)) == "fail"

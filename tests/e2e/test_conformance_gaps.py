@@ -128,3 +128,22 @@ def test_descriptor_block_needs_16_bytes(backend):
     assert not dst[:, 4:].any()
     with pytest.raises(CompilationError, match="Descriptor block shape must have at least 16 bytes"):
         desc_copy[(1,)](src, dst, 2)
+
+
+def _kernel_repr(specialization):
+    ones = "_".join(k for k, v in specialization.constants.items() if v == 1)
+    return f"named_{specialization.signature['value']}_{ones}_B{specialization.constants['B']}"
+
+
+@tilejit.jit(repr=_kernel_repr)
+def named(value, one, Out, B: tl.constexpr):
+    tl.store(Out + tl.arange(0, B), value + one)
+
+
+def test_jit_repr_names_the_kernel(backend):
+    out = np.zeros(4, np.int64)
+    h = named.warmup(2**40, 1, out, 4, grid=(1,))
+    assert h.name == "named_i64_one_B4"
+    named[(1,)](-3, 1, out, 4)
+    assert named.warmup(-3, 1, out, 4, grid=(1,)).name == "named_i32_one_B4"
+    np.testing.assert_array_equal(out, [-2, -2, -2, -2])

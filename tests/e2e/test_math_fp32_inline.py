@@ -24,6 +24,7 @@ def math_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + 3 * n + offs, tl.exp2(x), mask=m)
     tl.store(out_ptr + 4 * n + offs, tl.log(x), mask=m)
     tl.store(out_ptr + 5 * n + offs, tl.log2(x), mask=m)
+    tl.store(out_ptr + 6 * n + offs, libdevice.fast_tanhf(x), mask=m)   # Inductor's fast tanh
 
 
 def _inputs(rng):
@@ -54,7 +55,7 @@ def test_fp32_math_against_float64(backend, rng):
     if backend == "interpreter":
         x = np.concatenate([x[::40], x[-4025:]])   # the interpreter is slow: a sample
     n = len(x)
-    out = np.full(len(_FNS) * n, -7.0, np.float32)
+    out = np.full((len(_FNS) + 1) * n, -7.0, np.float32)
     math_kernel[(tilejit.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK)
     xd = x.astype(np.float64)
     for i, (name, ref_fn, tol, tol_cuda) in enumerate(_FNS):
@@ -75,6 +76,7 @@ def test_fp32_math_against_float64(backend, rng):
         np.testing.assert_allclose(g[sub], r[sub], rtol=0, atol=2.0**-126, err_msg=name)
         if name in ("erf", "tanh"):   # odd functions keep the sign, -0.0 included
             np.testing.assert_array_equal(np.signbit(got[ok]), np.signbit(xd[ok]), err_msg=name)
+    np.testing.assert_array_equal(out[6 * n:], out[n:2 * n])      # fast_tanhf is tanh
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])

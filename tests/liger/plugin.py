@@ -38,9 +38,9 @@ def liger_test_root(config) -> Path:
 def pytest_configure(config):
     if not config.getoption("--conformance-log"):
         return
-    conformance._select_backend(config)     # alias in this process and its children
-    import tilejit.compat
-    tilejit.compat.install_triton_alias()
+    if conformance._select_backend(config):     # alias in this process and its children
+        import tilejit.compat                    # ("triton": the real Triton, no alias)
+        tilejit.compat.install_triton_alias()
     config._tj_id_root = liger_test_root(config)
     config._tj_log = conformance._Log(config.getoption("--conformance-log"))
 
@@ -67,6 +67,9 @@ def pytest_collection_modifyitems(session, config, items):
     i, n = (int(x) for x in config.getoption("--conformance-shard").split("/"))
     items[:] = [it for j, it in enumerate(items) if j % n == i]
     table = harness.read_not_applicable(HERE / "not_applicable.txt")
+    import torch
+    gpu_only = ({} if torch.cuda.is_available() else
+                harness.read_not_applicable(HERE / "needs_gpu.txt"))
     skip_file = config.getoption("--conformance-skip-ids")
     done = set(Path(skip_file).read_text().split("\n")) if skip_file and Path(skip_file).exists() else set()
     keep, dropped = [], []
@@ -76,6 +79,9 @@ def pytest_collection_modifyitems(session, config, items):
             dropped.append(it)
         elif reason is not None:
             log.write(tid(it), "not_applicable", reason=reason)
+            dropped.append(it)
+        elif harness.not_applicable_reason(tid(it), gpu_only) is not None:
+            log.write(tid(it), "skip", reason="needs a GPU: " + harness.not_applicable_reason(tid(it), gpu_only))
             dropped.append(it)
         else:
             keep.append(it)

@@ -370,3 +370,39 @@ def test_two_loops_versioned_independently(offs, pads, want):
     f64 = [m.astype(np.float64) for m in mats]
     np.testing.assert_array_equal(c, f64[0] @ f64[1] + f64[2] @ f64[3])
     assert tuple(r for r, _ in tracks) == want
+
+
+def _dot_b_plans(func, facts):
+    """The cpu access widths of the b operand loads of the dots in ``func``, fast copy first."""
+    from tilejit.analysis.access import plan_access
+    from tilejit.backends.cpu.vectorize import CPU_ACCESS
+    return [plan_access(facts, o.b.op.ptr, o.b.op.mask, CPU_ACCESS).width
+            for o in func.walk() if isinstance(o, ops.DotOp)]
+
+
+def test_cpu_range_versions_tutorial03_b_load():
+    """On the cpu pipeline tutorial 03 as published (``% N`` of ``pid_n * BLOCK_SIZE_N``)
+    is range-versioned: the fast copy loads B in 64-byte vectors, the fallback per lane;
+    no alignment root is tested (cpu vector accesses take any alignment)."""
+    from tests.shared_kernels import script_kernels
+    kernel = script_kernels("matmul_tutorial03.py")["matmul_kernel"]
+    sig = {0: "*fp32", 1: "*fp32", 2: "*fp16", **{i: "i32" for i in (3, 4, 5, 6, 8, 10)}}
+    k = tilejit.compile(kernel, signature=sig, target="cpu", divisible_by_16=tuple(sig),  # as a launch specialises
+                        constexprs=dict(stride_ak=1, stride_bn=1, stride_cn=1, BLOCK_SIZE_M=32,
+                                        BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, GROUP_SIZE_M=8, ACTIVATION=""))
+    assert k.func.attrs.get(AV.DONE) == 1
+    assert not any(isinstance(o, ops.MultipleOfOp) for o in k.func.walk())
+    assert any(isinstance(o, ops.AssumeRangeOp) for o in k.func.walk())
+    assert _dot_b_plans(k.func, k.facts) == [16, 1]
+
+
+def test_cpu_versions_shifted_cols_kernel():
+    """The e2e fallback test's kernel (tests/e2e/test_matmul_tutorial03.py) is versioned on
+    cpu on its range root, so programs with ``pid_n < shift`` run the fallback loop."""
+    from tests.e2e.test_matmul_tutorial03 import _shifted_cols
+    sig = {0: "*fp32", 1: "*fp32", 2: "*fp32", 3: "i32", 4: "i32", 5: "i32", 6: "i32"}
+    k = tilejit.compile(_shifted_cols, signature=sig, divisible_by_16=(0, 1, 2, 3, 4, 5),
+                        constexprs=dict(BM=16, BN=32, BK=16), target="cpu")
+    assert k.func.attrs.get(AV.DONE) == 1
+    assert sum(isinstance(o, ops.AssumeRangeOp) for o in k.func.walk()) == 1
+    assert _dot_b_plans(k.func, k.facts) == [16, 1]

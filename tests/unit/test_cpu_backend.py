@@ -97,3 +97,10 @@ def test_dot_odd_shapes_with_loaded_acc(shape):
     ref = A.astype(np.float64) @ B.astype(np.float64) + C
     kern.launch((1, 1, 1), LaunchArgs([addr(A), addr(B), addr(C)]))
     np.testing.assert_allclose(C, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_avx512_hosts_vectorize_512_bit():
+    """LLVM's prefer-256-bit tuning is turned off exactly on AVX-512 feature strings."""
+    from tilejit.backends.llvm.binding import _vector_width_features
+    assert _vector_width_features("+avx2,+fma,-avx512f") == "+avx2,+fma,-avx512f"
+    assert _vector_width_features("+avx2,+avx512f") == "+avx2,+avx512f,-prefer-256-bit"

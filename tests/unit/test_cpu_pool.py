@@ -115,9 +115,36 @@ def test_a_native_run_past_its_time_goes_back_to_the_sizing():
     with use_options(backend="cpu", num_threads=2):
         for _ in range(3):
             kernel = _add[(64,)](x, y, out, n, BLOCK=16)
-        assert _add._launcher.native.slot[0] != 0
+        assert _add._launcher.native.entries()
         kernel._inline[0], kernel._inline[1] = 1000, 0     # inline, but no time at all
         out[:] = 0
         _add[(64,)](x, y, out, n, BLOCK=16)
         np.testing.assert_array_equal(out, x + y)
         assert kernel._inline[0] == 1                      # the next launch is sized again
+
+
+@needs_cpu
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_gets_a_pool_of_its_own():
+    import os
+    n = 256 * 16
+    x, y = np.arange(n, dtype=np.float32), np.ones(n, np.float32)
+    out = np.zeros(n, np.float32)
+    with use_options(backend="cpu", num_threads=2):
+        _add[(256,)](x, y, out, n, BLOCK=16)
+        parent = pool_mod.get_pool(1)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:                                     # the child: report, never return
+            ok = 0
+            try:
+                out[:] = 0
+                _add[(256,)](x, y, out, n, BLOCK=16)
+                ok = int(np.array_equal(out, x + y) and pool_mod._POOL is not parent)
+            finally:
+                os.write(w, bytes([ok]))
+                os._exit(0)
+        os.close(w)
+        got = os.read(r, 1)
+        os.waitpid(pid, 0)
+        assert got == b"\x01"

@@ -5,6 +5,7 @@ Each test first fills the lane with one launch shape, then launches variants: th
 native lane must return the kernel the general rules pick with the right results,
 and decline (the Python lane's ``miss`` or general path runs) whatever differs from
 the entry in a way the express key or a launch check separates."""
+import sys
 import threading
 
 import numpy as np
@@ -50,7 +51,7 @@ class _Lane:
         for _ in range(3):
             launch(self.k)
         self.launcher = self.k._launcher
-        assert self.launcher.native is not None and self.launcher.native.slot[0] != 0
+        assert self.launcher.native is not None and self.launcher.native.entries()
         self.calls = []
         ns = self.launcher.express_ns
         real_miss, real_slow = ns["miss"], ns["slow"]
@@ -213,7 +214,7 @@ def test_native_lane_from_threads():
     with use_options(backend="cpu"):
         for _ in range(3):
             k[(1,)](xs[0], outs[0], 64, 1.0, BLOCK=64, SHIFT=False)
-        assert k._launcher.native.slot[0] != 0
+        assert k._launcher.native.entries()
         threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
         for t in threads:
             t.start()
@@ -231,4 +232,47 @@ def test_no_native_lane_for_the_interpreter():
             k[(1,)](x, out, 16, 2.0, BLOCK=16, SHIFT=True)
         _check(x, 16, 2.0, 16, True, out)
         native = k._launcher.native
-        assert native is None or native.slot[0] == 0
+        assert native is None or not native.entries()
+
+
+@needs_lane
+def test_native_lane_takes_torch_cpu_tensors_and_declines_others():
+    torch = pytest.importorskip("torch")
+    x = torch.arange(64, dtype=torch.float32)
+    out = torch.zeros(64)
+    with use_options(backend="cpu"):
+        lane = _Lane(_axpb, lambda k: k[(1,)](x, out, 32, 2.0, BLOCK=32, SHIFT=False))
+        k = lane.k
+        k[(1,)](x * 3, out, 32, 2.0, BLOCK=32, SHIFT=False)
+        np.testing.assert_array_equal(out.numpy()[:32], x.numpy()[:32] * 6)
+        assert not lane.declined()
+        declined = [
+            lambda: k[(1,)](x.double(), out.double(), 32, 2.0, BLOCK=32, SHIFT=False),   # dtype
+            lambda: k[(1,)](x[1:], out, 32, 2.0, BLOCK=32, SHIFT=False),                 # alignment
+            lambda: k[(1,)](torch.nn.Parameter(x), out, 32, 2.0, BLOCK=32, SHIFT=False),  # subclass
+            lambda: k[(1,)](x.numpy(), out, 32, 2.0, BLOCK=32, SHIFT=False),             # numpy for torch
+        ]
+        for i, launch in enumerate(declined):
+            launch()
+            assert lane.declined(), i
+            k[(1,)](x, out, 32, 2.0, BLOCK=32, SHIFT=False)
+            lane.declined()
+            k[(1,)](x, out, 32, 2.0, BLOCK=32, SHIFT=False)
+            assert not lane.declined(), i
+        with pytest.raises(Exception):
+            k[(1,)](torch.zeros(4, device="meta"), out, 32, 2.0, BLOCK=32, SHIFT=False)
+        assert lane.declined()
+        with pytest.raises(tilejit.OutOfBoundsError):                 # n reaches past it
+            k[(1,)](x[:16], out, 32, 2.0, BLOCK=32, SHIFT=False)
+        assert lane.declined()
+        k[(1,)](x, out, 32, 2.0, BLOCK=32, SHIFT=False)
+        lane.declined()
+        k[(1,)](x[::2].contiguous()[:32], out, 32, 2.0, BLOCK=32, SHIFT=False)   # long enough
+        assert not lane.declined()
+        np.testing.assert_array_equal(out.numpy()[:32], x.numpy()[::2] * 2)
+        k[(1,)](x[::4], out, 32, 2.0, BLOCK=32, SHIFT=False)          # strided: the Python lane's
+        assert lane.declined()                                         # span check decides
+        before = sys.getrefcount(x), sys.getrefcount(x.dtype)
+        for _ in range(1000):
+            k[(1,)](x, out, 32, 2.0, BLOCK=32, SHIFT=False)
+        assert (sys.getrefcount(x), sys.getrefcount(x.dtype)) == before

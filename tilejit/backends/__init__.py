@@ -73,6 +73,22 @@ class Backend:
         raise NotImplementedError
 
 
+def reject_16bit_float_minmax(func, target: str) -> None:
+    """An atomic max/min on fp16/bf16 (only ``tensor_descriptor.atomic_max/min`` make
+    one) needs a TMA reduction (CUDA sm_90+); on ``target`` it is Triton's compilation
+    error, naming the kernel and line."""
+    from ..ir import ops
+    for op in func.walk():
+        if isinstance(op, ops.AtomicRMWOp) and op.kind in ("max", "min"):
+            el = op.result.type.element
+            if el.is_floating() and el.bits == 16:
+                from ..frontend.errors import CompilationValueError
+                raise CompilationValueError(
+                    f"tensor_descriptor.atomic_{op.kind} on {el} needs a TMA reduction (CUDA sm_90 or "
+                    f"newer); {target} has none: use fp32 values or the cuda backend on sm_90",
+                    kernel=func.name, file=op.loc.file, line=op.loc.line, col=op.loc.col)
+
+
 _FACTORIES: dict[str, Callable[[], Backend]] = {}
 _INSTANCES: dict[str, Backend] = {}
 

@@ -26,6 +26,8 @@ class InterpreterBackend(Backend):
     name = "interpreter"
 
     def compile(self, func, options) -> CompiledKernel:
+        from ..backends import reject_16bit_float_minmax
+        reject_16bit_float_minmax(func, "the interpreter")
         return InterpretedKernel(func.name, func, options)
 
 

@@ -39,21 +39,25 @@ def _pointer(ptr, what):
 
 
 def _check_kind(kind, el, what):
-    """Triton's rules: 16-bit floats take only ``add``; 16-bit ints and anything
-    narrower (int8, fp8) have no read-modify-write atomics."""
+    """Triton's rules: 16-bit floats take only ``add`` (and min/max through a tensor
+    descriptor); 16-bit ints and anything narrower (int8, fp8) have no
+    read-modify-write atomics."""
     if kind in ("and", "or", "xor") and not el.is_int():
         raise TypeError(f"tl.{what} needs an integer pointee, got {el}")
-    if el.is_floating() and el.bits == 16 and kind != "add":
+    descriptor_minmax = what.startswith("tensor_descriptor.") and kind in ("max", "min")
+    if el.is_floating() and el.bits == 16 and kind != "add" and not descriptor_minmax:
         raise ValueError(f"tl.{what} does not support {el}")
     if el.bits < 16 or (el.is_int() and el.bits == 16):
         raise ValueError(f"tl.{what} does not support {el} (atomic read-modify-write needs "
                          f"a 16-bit float or an element of 32 or 64 bits)")
 
 
-# tensor_descriptor.atomic_*: the element types of Triton's fallback (non-TMA) lowering
+# tensor_descriptor.atomic_*: the element types of Triton's lowering; fp16/bf16 min/max
+# only where a TMA reduction exists (CUDA sm_90+): other targets reject them when they
+# compile (tilejit.backends.reject_16bit_float_minmax), as Triton's fallback does
 _DESCRIPTOR_KINDS = {"add": ("uint32", "int32", "uint64", "fp32", "fp16", "bf16"),
-                     "min": ("uint32", "int32", "uint64", "int64"),
-                     "max": ("uint32", "int32", "uint64", "int64"),
+                     "min": ("uint32", "int32", "uint64", "int64", "fp16", "bf16"),
+                     "max": ("uint32", "int32", "uint64", "int64", "fp16", "bf16"),
                      "and": ("uint32", "int32", "uint64", "int64"),
                      "or": ("uint32", "int32", "uint64", "int64"),
                      "xor": ("uint32", "int32", "uint64", "int64")}

@@ -14,12 +14,16 @@ def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack):
     """Run the assembly ``asm`` (``$0``.. are the results, then the arguments;
     ``constraints`` in LLVM's syntax, e.g. ``"=r,r"``) on each element of the
     broadcast ``args``; ``dtype`` is the result type (a tuple of types gives a tuple
-    of results).  tilejit supports ``pack=1`` on the cuda backend (PTX); the
-    interpreter and the CPU backend cannot run PTX and report it."""
+    of results).  ``pack`` (a power of two) elements go to each run of ``asm``: an
+    operand or result narrower than 32 bits then holds ``min(32 / bits, pack)``
+    elements per register, a wider one takes ``pack`` registers (Triton's packing).
+    The cuda backend runs it (PTX); the interpreter and the CPU backend cannot run PTX
+    and report it."""
     if not isinstance(asm, str) or not isinstance(constraints, str):
         raise TypeError("inline_asm_elementwise needs asm and constraints strings")
-    if pack != 1:
-        raise ValueError(f"inline_asm_elementwise: tilejit supports pack=1 only, got pack={pack}")
+    pack = core._unwrap(pack)
+    if not isinstance(pack, int) or isinstance(pack, bool) or pack < 1 or pack & (pack - 1):
+        raise ValueError(f"inline_asm_elementwise: pack must be a power of two (1, 2, 4, ...), got {pack!r}")
     args = [sem.to_tensor(a) for a in (args if isinstance(args, (list, tuple)) else [args])]
     shape = ()
     for a in args:
@@ -29,7 +33,7 @@ def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack):
     dtypes = [core._as_dtype(d) for d in (dtype if multi else [dtype])]
     b = core.current_builder()
     op = b.create(ops.InlineAsmOp, args=[a.handle for a in args], asm=asm, constraints=constraints,
-                  pure=bool(is_pure), pack=1, result_types=[TileType(d, shape) for d in dtypes])
+                  pure=bool(is_pure), pack=pack, result_types=[TileType(d, shape) for d in dtypes])
     outs = tuple(tensor(r) for r in op.results)
     return outs if multi else outs[0]
 

@@ -746,9 +746,16 @@ def _bitonic_stage(x, lead, n, k, j, descending):
     return reshape(y, lead + (n,))
 
 
+# the largest n x n tile (bytes) that cumsum sums by masking; longer axes are scanned
+CUMSUM_SQUARE_BYTES = 128 * 1024
+
+
 def cumsum(x, axis=0, reverse=False):
     """Inclusive prefix sum of ``x`` along ``axis``: element j is the sum of elements
-    0..j (j..n-1 when ``reverse``), computed as a masked sum over an n x n tile."""
+    0..j (j..n-1 when ``reverse``), computed as a masked sum over an n x n tile while
+    that tile is small (at most :data:`CUMSUM_SQUARE_BYTES`), else by the O(n log n)
+    pairwise scan of ``tl.associative_scan`` (an n x n tile of a long axis would not
+    fit a GPU program's shared memory, and is O(n^2) work)."""
     x = to_tensor(x)
     rank = len(x.shape)
     if rank == 0:
@@ -757,6 +764,10 @@ def cumsum(x, axis=0, reverse=False):
         raise ValueError(f"invalid cumsum axis {axis!r} for a tensor of shape {list(x.shape)}")
     axis %= rank
     n = x.shape[axis]
+    if x.numel * n * x.dtype.itemsize > CUMSUM_SQUARE_BYTES:
+        from .scan import scan
+        from .semantic import add
+        return scan((x,), axis, lambda a, b: (add(a[0], b[0]),), reverse)[0]
     shape2 = x.shape[:axis] + (n, n) + x.shape[axis + 1:]
     wide = broadcast_impl_shape(expand_dims(x, axis), shape2)        # [..., j, k, ...] = x[k]
     keep = _emit(ops.CmpOp, lhs=_axis_index(shape2, axis + 1).handle, rhs=_axis_index(shape2, axis).handle,

@@ -93,6 +93,7 @@ class JITFunction(KernelInterface):
         self.file = inspect.getsourcefile(fn) or "<unknown>"
         self.first_line = fn.__code__.co_firstlineno
         self.debug = debug
+        self.repr = repr               # f(specialization) -> the compiled kernel's name
         self.noinline = noinline
         sig = inspect.signature(fn)
         dns = set()
@@ -169,7 +170,7 @@ class JITFunction(KernelInterface):
 
 
 # Triton's @jit keyword arguments that change nothing here (accepted so Triton code runs
-# unchanged): version, repr and launch_metadata (profiler hooks), and
+# unchanged; ``repr`` names the compiled kernels): version and launch_metadata (profiler hooks), and
 # do_not_specialize_on_alignment (tilejit specializes on alignment only for speed; the
 # compiled code is correct either way).
 _ACCEPTED_JIT_KWARGS = ("version", "repr", "launch_metadata", "do_not_specialize_on_alignment")
@@ -212,7 +213,10 @@ def jit(fn=None, *, do_not_specialize=(), debug=None, noinline=False, **kwargs):
             ``TILEJIT_INTERPRET=1`` to debug a kernel).
         noinline: accepted for Triton compatibility (helpers are always inlined).
 
-    Triton's ``version``, ``repr``, ``launch_metadata`` and
+    ``repr``: ``f(specialization)`` naming each compiled kernel from its
+    ``specialization.signature`` (parameter -> type name such as ``'i32'``,
+    ``'constexpr'``) and ``.constants`` (constexpr values and the arguments specialised
+    to 1), as in Triton.  Triton's ``version``, ``launch_metadata`` and
     ``do_not_specialize_on_alignment`` are accepted and change nothing; any other
     keyword is an error.
     """
@@ -222,7 +226,8 @@ def jit(fn=None, *, do_not_specialize=(), debug=None, noinline=False, **kwargs):
 
     @user_entry
     def decorate(f):
-        return JITFunction(f, do_not_specialize=do_not_specialize, debug=debug, noinline=noinline)
+        return JITFunction(f, do_not_specialize=do_not_specialize, debug=debug, noinline=noinline,
+                           repr=kwargs.get("repr"))
     return decorate(fn) if fn is not None else decorate
 
 

@@ -17,7 +17,9 @@ import numpy as np
 
 from . import arrays
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+# launch keywords that are compile options (``arch``: the CUDA architecture to compile
+# for, Triton's ``arch="sm80"``; the device's own when absent; host backends ignore it)
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "arch")
 _I32_MIN, _I32_MAX = -2 ** 31, 2 ** 31 - 1
 _I64_MIN, _I64_MAX = -2 ** 63, 2 ** 63 - 1
 _U64_MAX = 2 ** 64 - 1

@@ -480,6 +480,8 @@ class Launcher:
         dump = _dumper(options, self.fn, key)
         func = self.build_func(vals, keys, lopts, options, dump)
         kernel = get_backend(backend).compile(func, options)
+        if getattr(self.fn, "repr", None) is not None:    # @jit(repr=f): the kernel's name
+            kernel.name = str(self.fn.repr(self.specialization(vals, keys)))
         if options.explain:                               # TILEJIT_EXPLAIN=1
             print_explanation(kernel, func)
         if dump:
@@ -490,6 +492,23 @@ class Launcher:
             check_cuda_ptx(lambda: self.build_func(vals, keys, lopts, options, None),
                            options, self.name)
         return kernel
+
+    def specialization(self, vals, keys):
+        """Triton's view of one specialization, for ``@jit(repr=...)``: ``signature``
+        (parameter -> type name, 'constexpr' for constexprs) and ``constants``."""
+        import types
+        sig, consts, it = {}, {}, iter(keys)
+        for i, v in enumerate(vals):
+            n = self.names[i]
+            if self.is_constexpr[i] or v is None:
+                sig[n], consts[n] = "constexpr", constexpr_value(v)
+                continue
+            k = next(it)
+            plain = not (is_descriptor_key(k) or is_tuple_key(k))
+            sig[n] = k[0] if plain else ("tensordesc" if is_descriptor_key(k) else "tuple")
+            if plain and k[1] == 1:
+                consts[n] = 1
+        return types.SimpleNamespace(signature=sig, constants=consts)
 
     def build_func(self, vals, keys, lopts, options, dump):
         """The kernel's tile IR for this specialization, after the pass pipeline."""

@@ -33,7 +33,13 @@ to add tile offsets without wrapping.
 The loop is versioned only when it pays: with the hinted roots the analysis must give
 every dot operand load that lacked one a 16-byte access plan (``analysis.vector``);
 roots the plan does not need are dropped (one analysis per root).  A loop that needs
-nothing, or that hints cannot help, is left as it was.  ``func.attrs['align_version']
+nothing, or that hints cannot help, is left as it was.
+
+Both backends run the pass (``cuda/backend.py``, ``cpu/backend.py``); the cpu one passes
+its ``AccessLimits`` (``limits=CPU_ACCESS``): its vector accesses take any alignment, so
+only range roots are tested, a plan is any vector grouping of at least 16 bytes, and a
+loop is versioned when at least one dot operand load gains one (tutorial 03's B tile:
+per-lane loads with an ``srem`` each, otherwise).  ``func.attrs['align_version']
 = False`` turns the pass off; ``func.attrs['align_versioned']`` records how many loops
 it versioned (a function already versioned is not versioned again).
 """
@@ -56,10 +62,16 @@ def _esize(ld) -> int:
     return 8 if isinstance(el, PointerType) else max(1, el.bits // 8)
 
 
-def plan_ok(facts, ld) -> bool:
-    """Whether ``ld`` has a 16-byte access plan (vector groups of 16 bytes, 16-byte aligned)."""
+def plan_ok(facts, ld, limits=None) -> bool:
+    """Whether ``ld`` has a 16-byte access plan: vector groups of 16 bytes, 16-byte
+    aligned (``limits`` None or ``limits.aligned``: PTX); under a target whose vector
+    accesses take any alignment (``limits.aligned`` False: the cpu backend) groups of at
+    least 16 bytes under ``limits`` (``analysis.access.plan_access``)."""
     from ..analysis.vector import access_plan
     e = _esize(ld)
+    if limits is not None and not limits.aligned:
+        from ..analysis.access import plan_access
+        return plan_access(facts, ld.ptr, ld.mask, limits).width * e >= VECTOR_BYTES
     p = access_plan(facts, ld.ptr, ld.mask, max_lanes=max(1, VECTOR_BYTES // e))
     return p.width * e >= VECTOR_BYTES and p.align % VECTOR_BYTES == 0
 
@@ -78,12 +90,12 @@ def _dot_loads(loop) -> list:
     return out
 
 
-def _lacking(facts, loop) -> list:
+def _lacking(facts, loop, limits=None) -> list:
     """Dot operand loads of ``loop`` without a 16-byte plan that a wider alignment could give."""
     out = []
     for ld in _dot_loads(loop):
         shape = ld.ptr.type.shape
-        if shape and shape[-1] * _esize(ld) >= VECTOR_BYTES and not plan_ok(facts, ld):
+        if shape and shape[-1] * _esize(ld) >= VECTOR_BYTES and not plan_ok(facts, ld, limits):
             out.append(ld)
     return out
 
@@ -94,7 +106,10 @@ def _is_root_type(v: Value) -> bool:
 
 
 def _target(v: Value, int_target: int) -> int:
-    return VECTOR_BYTES if isinstance(v.type.element, PointerType) else int_target
+    """The divisibility a root is tested for (``int_target`` 1: none, range roots only)."""
+    if isinstance(v.type.element, PointerType):
+        return VECTOR_BYTES if int_target > 1 else 1
+    return int_target
 
 
 def find_roots(facts, loop, loads, int_target: int) -> list:
@@ -359,14 +374,26 @@ def _analyze(func):
     return analyze(func)        # a failure: AnalysisError naming the kernel
 
 
-def _pays(facts, v: Versioned, loads) -> bool:
-    return facts is not None and all(plan_ok(facts, v.fast_load(ld)) for ld in loads)
+def _gained(facts, v: Versioned, loads, limits=None) -> frozenset:
+    """The ``loads`` whose fast copies have a plan under ``facts``."""
+    if facts is None:
+        return frozenset()
+    return frozenset(ld for ld in loads if plan_ok(facts, v.fast_load(ld), limits))
 
 
-def _try_loop(func: Function, loop, loads, roots):
+def _pays(gained, loads, limits=None) -> bool:
+    """16-byte aligned targets (PTX): every lacking load must gain its plan (the fast copy
+    has a different shape of pipeline); the cpu (``limits.aligned`` False): any load."""
+    if limits is not None and not limits.aligned:
+        return bool(gained)
+    return len(gained) == len(loads)
+
+
+def _try_loop(func: Function, loop, loads, roots, limits=None):
     """Version ``loop`` on the fewest of ``roots`` that still pay; None when none pays."""
     v = version_loop(func, loop, roots)
-    if not _pays(_analyze(func), v, loads):
+    gained = _gained(_analyze(func), v, loads, limits)
+    if not _pays(gained, loads, limits):
         v.undo()
         return None
     keep = list(roots)
@@ -374,7 +401,7 @@ def _try_loop(func: Function, loop, loads, roots):
         for r, h in v.hints:
             full = h.attrs["values"]
             h.attrs["values"] = _claim_nothing(h)
-            if _pays(_analyze(func), v, loads):
+            if _gained(_analyze(func), v, loads, limits) == gained:
                 keep = [kv for kv in keep if not (kv[0] is r and _same_kind(kv[1], h))]
             else:
                 h.attrs["values"] = full
@@ -388,35 +415,39 @@ def _same_kind(spec, h: Op) -> bool:
     return isinstance(spec, tuple) == isinstance(h, ops.AssumeRangeOp)
 
 
-def candidates(func: Function, facts) -> list:
-    """[(loop, lacking loads, roots)] for every loop worth trying."""
+def candidates(func: Function, facts, limits=None) -> list:
+    """[(loop, lacking loads, roots)] for every loop worth trying (under ``limits`` whose
+    accesses take any alignment: range roots only)."""
     out = []
     for o in func.walk():
         if not isinstance(o, ops.ForOp):
             continue
-        loads = _lacking(facts, o)
+        loads = _lacking(facts, o, limits)
         if not loads:
             continue
         int_target = max(1, VECTOR_BYTES // min(_esize(ld) for ld in loads))
+        if limits is not None and not limits.aligned:
+            int_target = 1
         roots = find_roots(facts, o, loads, int_target)
         if roots:
             out.append((o, loads, roots))
     return out
 
 
-def version_loops(func: Function, facts=None) -> list:
+def version_loops(func: Function, facts=None, limits=None) -> list:
     """Version the dot loops of ``func`` that runtime-checked alignment lets take
-    16-byte vector loads (in place; see the module docstring).  Returns the
-    :class:`Versioned` loops (empty when the pass is off or nothing pays)."""
+    16-byte vector loads (in place; see the module docstring).  ``limits``: the target's
+    ``analysis.access.AccessLimits`` (None: 16-byte aligned accesses, the cuda backend's
+    rule).  Returns the :class:`Versioned` loops (empty when the pass is off or nothing pays)."""
     if func.attrs.get(SWITCH, True) is False or DONE in func.attrs:
         return []
     if not any(isinstance(o, ops.DotOp) for o in func.walk()):
         return []
     facts = facts if facts is not None else _analyze(func)
-    todo = candidates(func, facts) if facts is not None else []
+    todo = candidates(func, facts, limits) if facts is not None else []
     done = []
     for loop, loads, roots in todo:
-        v = _try_loop(func, loop, loads, roots)
+        v = _try_loop(func, loop, loads, roots, limits)
         if v is not None:
             done.append(v)
     if done:
@@ -424,7 +455,7 @@ def version_loops(func: Function, facts=None) -> list:
     return done
 
 
-def align_version(func: Function, facts=None) -> Function:
+def align_version(func: Function, facts=None, limits=None) -> Function:
     """The pass form of :func:`version_loops`: returns ``func``."""
-    version_loops(func, facts)
+    version_loops(func, facts, limits)
     return func

@@ -9,7 +9,6 @@ latter computed on first access unless ``options.dump_dir`` is set).
 from __future__ import annotations
 
 import ctypes
-import os
 import struct
 import threading
 from time import perf_counter
@@ -18,7 +17,7 @@ from collections.abc import Mapping
 from .. import Backend, CompiledKernel, LaunchArgs, register_backend
 from ..llvm import binding
 from .codegen import CHUNK, build_module
-from .vectorize import GRID_BOUND, choose_facts
+from .vectorize import CPU_ACCESS, GRID_BOUND, choose_facts
 from .sanitize import EXTRA_SLOTS, OOB_BASE, buffer_table, raise_oob
 from ...runtime.validate import CUDA_MAX_YZ, MAX_PROGRAMS
 from .pool import Sizing, choose_threads, get_pool
@@ -260,6 +259,8 @@ class CPUBackend(Backend):
         per_func = func.__dict__.get("_cpu_variants")
         if per_func is not None and key in per_func:
             return per_func[key]
+        from .. import reject_16bit_float_minmax
+        reject_16bit_float_minmax(func, "the cpu backend")
         with _COMPILE_LOCK:          # LLVM contexts are not shared across threads safely
             kernel = self._compile(func, options, bounded)
         with self._lock:
@@ -269,6 +270,9 @@ class CPUBackend(Backend):
     def _compile(self, func, options, bounded=True) -> CPUKernel:
         tm = binding.host_target_machine()
         _ensure_libm()
+        if options.vectorize and not options.sanitize:
+            from ...transforms.align_version import align_version
+            align_version(func, limits=CPU_ACCESS)   # dot loops on run-time range checks; attrs['align_version']=False: off
         facts, bound = choose_facts(func, options, allow_bound=bounded)
         module, asserts = build_module(func, options, triple=tm.triple,
                                        data_layout=binding.data_layout_of(tm), facts=facts)

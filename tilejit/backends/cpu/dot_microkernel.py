@@ -300,8 +300,9 @@ class FloatDot:
         new = []
         for r in range(rows):
             a = b.load(b.gep(arow[r], [k], source_etype=cty), typ=cty)
-            new.append([intr.call_overloaded(b, "fma", [_splat(b, a, vt), x, ph])
-                        for vt, x, ph in zip(vtys, bv, phis[r])])
+            splats = {}                  # one broadcast per vector type (less IR to optimise)
+            new.append([intr.call_overloaded(b, "fma", [splats.get(str(vt)) or splats.setdefault(
+                str(vt), _splat(b, a, vt)), x, ph]) for vt, x, ph in zip(vtys, bv, phis[r])])
         k.add_incoming(b.add(k, _c(1), flags=("nsw",)), b.block)
         for r in range(rows):
             for c, ph in enumerate(phis[r]):

@@ -1,27 +1,30 @@
-"""The native express lane: ``kernel[grid](...)`` for the last kernel the lane chose,
-checked and run in one machine-code call.
+"""The native express lane: ``kernel[grid](...)`` for the last few kernels the lane
+chose, checked and run in one machine-code call.
 
 The launcher's express lane (runtime/express.py) computes a key in Python and looks
 it up; this is the same decision made ahead of time for one express entry.  When
 the lane files an entry whose kernel runs on the calling thread (a CPU kernel that
 is not sanitized, its frame on the caller's stack), :class:`NativeLane` writes a
-*spec* for it: per parameter what the entry's key requires of the value (a numpy
-array with that very dtype object, its 16-byte alignment bit as recorded, writable
-where the kernel writes through it, at most 2**31-1 bytes, contiguous and long
-enough for the accesses the analysis bounds for the grid; an exact ``int`` of the
-recorded width class and specialization; a ``float``; a ``bool``; a constexpr
-equal to the recorded one), the call shape (how many positional arguments, the
-keyword names in order), the options object, the grid limits, the argument block
-and the kernel's entry.  ``go`` is a builtin (``METH_FASTCALL | METH_KEYWORDS``) so
-``functools.partial(go, grid)`` calls it without building a tuple or a dict.
+*spec* for it (the lane holds the last ``SPECS``): per parameter what the entry's
+key requires of the value (a numpy array with that very dtype object, its 16-byte
+alignment bit as recorded, writable where the kernel writes through it, at most
+2**31-1 bytes, contiguous and long enough for the accesses the analysis bounds for
+the grid; a torch CPU tensor with that dtype, alignment and at most 2**31-1
+elements; an exact ``int`` of the recorded width class and specialization; a
+``float``; a ``bool``; a constexpr equal to the recorded one), the call shape (how
+many positional arguments, the keyword names in order), the options object, the
+grid limits, the argument block and the kernel's entry.  ``go`` is a builtin
+(``METH_FASTCALL | METH_KEYWORDS``) so ``functools.partial(go, grid)`` calls it
+without building a tuple or a dict.
 
-``go(grid, *args, **kwargs)`` checks everything above, packs the values into the
-block, runs ``run_chunk(block, 0, gx*gy*gz)`` with the GIL released and returns the
-kernel.  Anything it does not accept -- another type or dtype, another call shape,
-other options, a grid it would not run on this thread, the block in use by another
-thread -- goes unchanged to the Python lane (``PyObject_Vectorcall``), which stays
-the single source of truth for binding rules and errors.  A nonzero status calls
-the spec's ``report`` (the kernel's device-assert report), which raises.
+``go(grid, *args, **kwargs)`` checks everything above against each spec in turn,
+packs the values into the block, runs ``run_chunk(block, 0, gx*gy*gz)`` with the GIL
+released and returns the kernel.  Anything it does not accept -- another type or
+dtype, another call shape, other options, a grid it would not run on this thread,
+the block in use by another thread -- goes unchanged to the Python lane
+(``PyObject_Vectorcall``), which stays the single source of truth for binding rules
+and errors.  A nonzero status calls the spec's ``report`` (the kernel's
+device-assert report), which raises.
 
 Object layouts read here (``PyArrayObject``'s data, nd, dimensions, descr and flags;
 a tuple's size and items; a ctypes object's buffer pointer) are checked at import
@@ -53,10 +56,11 @@ H_KERNEL, H_OPTS, H_ENTRY, H_BLOCK, H_BUSY, H_REPORT, H_GRID_AT, H_NMAX = range(
 H_GMIN, H_GMAX = 8, 11            # 3 slots each
 H_NPOS, H_NKW, H_NPARAMS = 14, 15, 16
 HEADER = 17                       # then the keyword names, then the parameter records
-REC = 8                           # slots per parameter record: kind, 5 facts, block offset, itemsize
-K_ARRAY, K_INT, K_FLOAT, K_BOOL, K_CINT, K_OBJ = 1, 2, 3, 4, 5, 6
-# slot (the builtin's self): [spec address or 0, fallback, options module dict, "_current"]
-S_SPEC, S_FALLBACK, S_DICT, S_NAME = range(4)
+REC = 12                          # slots per parameter record: kind, facts, block offset at 6
+K_ARRAY, K_INT, K_FLOAT, K_BOOL, K_CINT, K_OBJ, K_TENSOR = 1, 2, 3, 4, 5, 6, 7
+# slot (the builtin's self): [fallback, options module dict, "_current", SPECS spec addresses or 0]
+S_FALLBACK, S_DICT, S_NAME, S_SPEC = range(4)
+SPECS = 4                         # express entries the native lane holds at once
 MISS = 1                          # a shape function's "not mine" (NULL: an exception is set)
 
 
@@ -85,7 +89,7 @@ def _probe() -> bool:
 AVAILABLE = NC.available() and _probe()
 
 
-class _Slot(ctypes.c_int64 * 4):
+class _Slot(ctypes.c_int64 * (S_SPEC + SPECS)):
     """The builtin's ``self``: its buffer holds the current spec's address; its
     attributes keep alive what the addresses in it refer to."""
 
@@ -105,6 +109,7 @@ class _Gen:
         self.miss = self.fn.append_basic_block("miss")
         self.b = ir.IRBuilder(entry)
         self.ovf = self.b.alloca(I32)
+        self.argv = self.b.alloca(I8P)          # one argument for PyObject_Vectorcall
 
     # small helpers
     def api(self, name, ret, argtys, *values):
@@ -245,7 +250,8 @@ class _Gen:
             b.store(value, b.bitcast(at, I64.as_pointer()))
             b.branch(nxt)
             for code, kind_fn in ((K_ARRAY, self.value_A), (K_INT, self.value_I), (K_FLOAT, self.value_F),
-                                  (K_BOOL, self.value_B), (K_CINT, self.value_C), (K_OBJ, self.value_O)):
+                                  (K_BOOL, self.value_B), (K_CINT, self.value_C), (K_OBJ, self.value_O),
+                                  (K_TENSOR, self.value_T)):
                 case = self.fn.append_basic_block()
                 sw.add_case(self.const(code), case)
                 b.position_at_end(case)
@@ -295,6 +301,63 @@ class _Gen:
             b.store(b.select(b.icmp_unsigned(">", wide, b.zext(cap, I128)), cap, b.trunc(wide, I64)), acc)
         self.loop(nd, one)
         return b.load(acc)
+
+    def value_T(self, v, rec):
+        """A torch CPU tensor: its type, ``is_cpu``, ``dtype`` object, ``numel()`` and
+        ``data_ptr()`` read through the C API as the Python lane reads them."""
+        b = self.b
+        self.require(b.icmp_unsigned("==", self.word(v, 8), self.at(rec, 3)))
+        cpu = self.owned(self.api("PyObject_GetAttr", I8P, [I8P, I8P], v, b.inttoptr(self.at(rec, 8), I8P)))
+        is_cpu = b.icmp_unsigned("==", b.ptrtoint(cpu, I64), self.const(id(True)))
+        self.api("Py_DecRef", ir.VoidType(), [I8P], cpu)
+        self.require(is_cpu)
+        dt = self.owned(self.api("PyObject_GetAttr", I8P, [I8P, I8P], v, b.inttoptr(self.at(rec, 7), I8P)))
+        same = b.icmp_unsigned("==", b.ptrtoint(dt, I64), self.at(rec, 1))
+        self.api("Py_DecRef", ir.VoidType(), [I8P], dt)
+        self.require(same)
+        numel = self.method_int(v, self.at(rec, 5))
+        self.require(b.icmp_signed("<=", numel, self.const(_I32_MAX)))
+        need = self.at(rec, 9)                   # bytes the bounded accesses reach (0: none)
+        with b.if_then(b.icmp_unsigned("!=", need, self.const(0))):
+            b.store(v, self.argv)
+            vc = [I8P, I8P.as_pointer(), I64, I8P]
+            res = self.owned(self.api("PyObject_Vectorcall", I8P, vc, b.inttoptr(self.at(rec, 10), I8P),
+                                      self.argv, self.const(1), ir.Constant(I8P, None)))
+            contiguous = b.icmp_unsigned("==", b.ptrtoint(res, I64), self.const(id(True)))
+            self.api("Py_DecRef", ir.VoidType(), [I8P], res)
+            self.require(b.and_(contiguous, b.icmp_signed(">=", b.mul(numel, self.at(rec, 11)), need)))
+        data = self.method_int(v, self.at(rec, 4))
+        aligned = b.icmp_unsigned("==", b.and_(data, self.const(15)), self.const(0))
+        mode = self.at(rec, 2)
+        want = b.select(aligned, self.const(1), self.const(2))
+        self.require(b.or_(b.icmp_unsigned("==", mode, self.const(0)), b.icmp_unsigned("==", mode, want)))
+        return data
+
+    def owned(self, obj):
+        """``obj`` (a new reference), after missing when it is NULL (the error cleared:
+        the Python lane meets it again and reports it)."""
+        b = self.b
+        ok, bad = self.fn.append_basic_block(), self.fn.append_basic_block()
+        b.cbranch(b.icmp_unsigned("==", obj, ir.Constant(I8P, None)), bad, ok)
+        b.position_at_end(bad)
+        self.api("PyErr_Clear", ir.VoidType(), [])
+        b.branch(self.miss)
+        b.position_at_end(ok)
+        return obj
+
+    def method_int(self, v, method):
+        """``method(v)`` (a method descriptor), an exact int within int64, as an i64."""
+        b = self.b
+        b.store(v, self.argv)
+        vc = [I8P, I8P.as_pointer(), I64, I8P]
+        res = self.owned(self.api("PyObject_Vectorcall", I8P, vc, b.inttoptr(method, I8P), self.argv,
+                                  self.const(1), ir.Constant(I8P, None)))
+        is_int = self.is_type(res, id(int))
+        x = self.api("PyLong_AsLongLongAndOverflow", I64, [I8P, I32.as_pointer()], res, self.ovf)
+        ovf = b.load(self.ovf)
+        self.api("Py_DecRef", ir.VoidType(), [I8P], res)
+        self.require(b.and_(is_int, b.icmp_signed("==", ovf, self.const(0, I32))))
+        return x
 
     def value_I(self, v, rec):
         b = self.b
@@ -366,35 +429,38 @@ class _Gen:
 
 def _module():
     """The module of ``call(self, args, nargsf, kwnames)``, the builtin's function: the
-    check-and-run function ``go`` (:class:`_Gen`) for the slot's spec, and the Python
-    lane (the slot's fallback) when there is no spec or ``go`` declines."""
+    check-and-run function ``go`` (:class:`_Gen`) for each spec in the slot made under
+    the current options, in order, and the Python lane (the slot's fallback) when none
+    takes the call."""
     gen = _Gen()
     module = gen.build()
     fty = ir.FunctionType(I8P, [I8P, I8P.as_pointer(), I64, I8P])
     fn = ir.Function(module, fty, name="call")
     self_, args, nargsf, kwnames = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    run, python = fn.append_basic_block("run"), fn.append_basic_block("python")
-    slot = b.bitcast(b.load(b.bitcast(b.gep(self_, [ir.Constant(I64, 16)]), I8P.as_pointer())),
-                     I64.as_pointer())
-    spec_addr = b.load(slot)
-    b.cbranch(b.icmp_unsigned("==", spec_addr, ir.Constant(I64, 0)), python, run)
-    b.position_at_end(run)
-    spec = b.inttoptr(spec_addr, I64.as_pointer())
-    sdict = b.inttoptr(b.load(b.gep(slot, [ir.Constant(I64, S_DICT)])), I8P)
-    sname = b.inttoptr(b.load(b.gep(slot, [ir.Constant(I64, S_NAME)])), I8P)
-    cur = NC.call_address(b, NC._address("PyDict_GetItem"), I8P, [I8P, I8P], [sdict, sname])
-    same = b.icmp_unsigned("==", b.ptrtoint(cur, I64), b.load(b.gep(spec, [ir.Constant(I64, H_OPTS)])))
-    checked = fn.append_basic_block("checked")
-    b.cbranch(same, checked, python)
-    b.position_at_end(checked)
-    res = b.call(gen.fn, [self_, args, nargsf, kwnames, spec])
-    done = fn.append_basic_block("done")
-    b.cbranch(b.icmp_unsigned("==", b.ptrtoint(res, I64), ir.Constant(I64, MISS)), python, done)
-    b.position_at_end(done)
-    b.ret(res)
+    c = lambda v: ir.Constant(I64, v)     # noqa: E731
+    slot = b.bitcast(b.load(b.bitcast(b.gep(self_, [c(16)]), I8P.as_pointer())), I64.as_pointer())
+    word = lambda base, i: b.load(b.gep(base, [c(i) if isinstance(i, int) else i]))  # noqa: E731
+    sdict, sname = b.inttoptr(word(slot, S_DICT), I8P), b.inttoptr(word(slot, S_NAME), I8P)
+    cur = b.ptrtoint(NC.call_address(b, NC._address("PyDict_GetItem"), I8P, [I8P, I8P], [sdict, sname]), I64)
+    python = fn.append_basic_block("python")
+    for k in range(SPECS):
+        nxt, has, same = (fn.append_basic_block() for _ in range(3))
+        spec_addr = word(slot, S_SPEC + k)
+        b.cbranch(b.icmp_unsigned("==", spec_addr, c(0)), nxt, has)
+        b.position_at_end(has)
+        spec = b.inttoptr(spec_addr, I64.as_pointer())
+        b.cbranch(b.icmp_unsigned("==", cur, word(spec, H_OPTS)), same, nxt)
+        b.position_at_end(same)
+        res = b.call(gen.fn, [self_, args, nargsf, kwnames, spec])
+        done = fn.append_basic_block()
+        b.cbranch(b.icmp_unsigned("==", b.ptrtoint(res, I64), c(MISS)), nxt, done)
+        b.position_at_end(done)
+        b.ret(res)                        # the kernel, or NULL with its error set
+        b.position_at_end(nxt)
+    b.branch(python)
     b.position_at_end(python)
-    fallback = b.inttoptr(b.load(b.gep(slot, [ir.Constant(I64, S_FALLBACK)])), I8P)
+    fallback = b.inttoptr(word(slot, S_FALLBACK), I8P)
     vc_ty = [I8P, I8P.as_pointer(), I64, I8P]
     b.ret(NC.call_address(b, NC._address("PyObject_Vectorcall"), I8P, vc_ty, [fallback, args, nargsf, kwnames]))
     return module
@@ -483,6 +549,25 @@ def _param_record(spec, r, v, is_cx, spec_flag, written, need_bytes, offset, pin
         return True
     if pinned:
         return False
+    torch = sys.modules.get("torch")
+    if torch is not None and t is getattr(torch, "Tensor", None):
+        if not v.is_cpu:
+            return False
+        base = torch._C.TensorBase
+        spec.set(r, K_TENSOR)
+        spec.set(r + 1, id(v.dtype), v.dtype)
+        spec.set(r + 2, (1 if v.data_ptr() % 16 == 0 else 2) if spec_flag else 0)
+        spec.set(r + 3, id(t), t)
+        spec.set(r + 4, id(base.data_ptr), base.data_ptr)
+        spec.set(r + 5, id(base.numel), base.numel)
+        for i, name in ((7, "dtype"), (8, "is_cpu")):
+            spec.set(r + i, id(name), name)
+        spec.set(r + 9, need_bytes)
+        spec.set(r + 10, id(base.is_contiguous), base.is_contiguous)
+        spec.set(r + 11, v.element_size())
+        return True
+    if need_bytes:
+        return False
     kind = {float: K_FLOAT, bool: K_BOOL}.get(t)
     if kind is None:
         return False
@@ -513,17 +598,31 @@ class NativeLane:
         name = "_current"
         slot.keep = (fallback, vars(options_mod), name)
         slot[S_FALLBACK], slot[S_DICT], slot[S_NAME] = id(fallback), id(vars(options_mod)), id(name)
-        slot.specs = []           # the current spec last; earlier ones until no thread runs in them
+        slot.specs = []           # the specs held, and replaced ones until no thread runs in them
+        self._next = 0
         self.go = _builtin(slot)
 
     def clear(self):
-        self.slot[S_SPEC] = 0
+        for k in range(SPECS):
+            self.slot[S_SPEC + k] = 0
         self._prune()
 
+    def entries(self) -> int:
+        """How many express entries the lane holds."""
+        return sum(1 for k in range(SPECS) if self.slot[S_SPEC + k])
+
     def _prune(self):
-        current = self.slot[S_SPEC]
-        self.slot.specs = [s for s in self.slot.specs
-                           if s.busy or ctypes.addressof(s.words) == current]
+        held = {self.slot[S_SPEC + k] for k in range(SPECS)}
+        self.slot.specs = [s for s in self.slot.specs if s.busy or ctypes.addressof(s.words) in held]
+
+    def _install(self, spec):
+        """Put ``spec`` in a free place, else in place of the oldest."""
+        free = [k for k in range(SPECS) if not self.slot[S_SPEC + k]]
+        k = free[0] if free else self._next
+        self._next = (k + 1) % SPECS
+        self.slot.specs.append(spec)
+        self.slot[S_SPEC + k] = ctypes.addressof(spec.words)
+        self._prune()
 
     def offer(self, kernel, plan, args, kwargs, vals, options, grid, written, bounds,
               pinned=frozenset()) -> bool:
@@ -548,7 +647,7 @@ class NativeLane:
         slot = 0
         for i, ((name, is_cx, spec_flag), v) in enumerate(zip(plan, vals)):
             lo, hi = bounds.get(i, (0, 0))
-            if lo < 0 or (hi and type(v) is not np.ndarray):
+            if lo < 0:
                 return False
             if not _param_record(spec, HEADER + nkw + REC * i, v, is_cx, spec_flag, name in written, hi,
                                  8 * slot, i in pinned):
@@ -572,7 +671,5 @@ class NativeLane:
         for k in range(3):
             spec.set(H_GMIN + k, gmin[k])
             spec.set(H_GMAX + k, gmax[k])
-        self.slot.specs.append(spec)
-        self.slot[S_SPEC] = ctypes.addressof(spec.words)
-        self._prune()
+        self._install(spec)
         return True

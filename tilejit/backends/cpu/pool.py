@@ -213,13 +213,15 @@ class Pool:
 
     def _measure_wake(self) -> float:
         """The least of a few wake-ups of an idle worker (ns)."""
-        best = None
+        best = self.wake_ns
         for _ in range(5):
             job = _Job(0, 0, 0, 1, 0)
             self.queue.put(job)
-            while not job.late_ns:
+            deadline = time.perf_counter() + 1.0
+            while not job.late_ns and time.perf_counter() < deadline:
                 time.sleep(0)
-            best = job.late_ns[0] if best is None else min(best, job.late_ns[0])
+            if job.late_ns:
+                best = min(best, job.late_ns[0])
         self.base_wake_ns = max(best, 1000.0)
         return self.base_wake_ns
 
@@ -315,6 +317,16 @@ def _runnable_tasks():
 
 _POOL = None
 _POOL_LOCK = threading.Lock()
+
+
+def _forget_pool():
+    """In a forked child the workers are gone: start a new pool on its first launch."""
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def get_pool(workers: int) -> Pool:

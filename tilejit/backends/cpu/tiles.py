@@ -148,7 +148,14 @@ def versioned(ctx, masks, emit) -> None:
     b.store(ir.Constant(I1, 1), slot)
     shapes = {}                                  # one loop nest per mask shape
     for m in cheap:
-        shapes.setdefault(m.shape, []).append(m)
+        tests = _extreme_tests(ctx, m)
+        if tests is None:
+            shapes.setdefault(m.shape, []).append(m)
+            continue
+        ctx.elem_cache = {}
+        for rep, idx in tests:                   # a monotone compare: one element decides
+            b.store(b.and_(b.load(slot, typ=I1), rep.elem(ctx, tuple(ir.Constant(I64, i) for i in idx))), slot)
+        ctx.elem_cache = {}
 
     def all_true(idx, group):
         v = b.load(slot, typ=I1)
@@ -165,3 +172,73 @@ def versioned(ctx, masks, emit) -> None:
             ctx.known_true = saved
         with otherwise:
             emit()
+
+
+_ORDER = ("lt", "le", "gt", "ge")
+
+
+def _extreme_tests(ctx, mask):
+    """``[(tile, idx)]`` whose elements are all true exactly when every element of
+    ``mask`` is, or None.  A mask built (through ``&``, broadcasts and expand_dims)
+    from integer compares ``x < n`` / ``x >= lo`` ... where, by the analysis facts,
+    one side is constant over the tile and the other is constant but along one axis,
+    along which it increases by exactly one per step without wrapping (contiguity):
+    the compare holds everywhere iff it holds at that axis's last (``<``, ``<=``) or
+    first (``>``, ``>=``) element."""
+    facts = getattr(ctx, "facts", None)
+    if facts is None:
+        return None
+    for v, r in list(ctx.values.items()):
+        if r is mask:
+            tests = _tests_of(ctx, facts, v)
+            if tests is not None:
+                return tests
+    return None
+
+
+def _tests_of(ctx, facts, v):
+    from ...ir import ops
+    op = v.op
+    if isinstance(op, ops.AndOp):
+        a, c = _tests_of(ctx, facts, op.lhs), _tests_of(ctx, facts, op.rhs)
+        return None if a is None or c is None else a + c
+    if isinstance(op, (ops.BroadcastOp, ops.ExpandDimsOp)):
+        return _tests_of(ctx, facts, op.src)
+    if not isinstance(op, ops.CmpOp) or op.pred not in _ORDER or not v.type.shape:
+        return None
+    if op.lhs.type.element.kind not in ("int", "uint"):
+        return None
+    rep = ctx.values.get(v)
+    if not isinstance(rep, Tile):
+        return None
+    shape = tuple(v.type.shape)
+    up = _rising_axis(facts, op.lhs, shape)
+    pred = op.pred
+    if up is None or not _uniform(facts, op.rhs, shape):
+        up = _rising_axis(facts, op.rhs, shape)          # n > x is x < n
+        if up is None or not _uniform(facts, op.lhs, shape):
+            return None
+        pred = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}[pred]
+    idx = [0] * len(shape)
+    if up >= 0 and pred in ("lt", "le"):
+        idx[up] = shape[up] - 1
+    return [(rep, tuple(idx))]
+
+
+def _uniform(facts, v, shape) -> bool:
+    k = facts.axis(v).constancy
+    return len(k) == len(shape) and all(k[d] >= shape[d] for d in range(len(shape)))
+
+
+def _rising_axis(facts, v, shape):
+    """-1 when ``v`` is constant over the tile; ``d`` when it is constant along every
+    other axis and contiguous (one run, no wrap) along ``d``; else None."""
+    info = facts.axis(v)
+    if len(info.constancy) != len(shape):
+        return None
+    varying = [d for d in range(len(shape)) if info.constancy[d] < shape[d]]
+    if not varying:
+        return -1
+    if len(varying) == 1 and info.contiguity[varying[0]] >= shape[varying[0]]:
+        return varying[0]
+    return None

@@ -186,9 +186,16 @@ class CudaBackend(Backend):
         """``bounded``: the analysis may assume :data:`GRID_BOUND` programs per axis
         (only kept when it changes an access plan; launches beyond it recompile
         without)."""
-        arch = func.attrs.get("target")
+        arch = func.attrs.get("target") or func.attrs.get("arch")   # arch: the launch keyword
         arch = tgt.parse_target(arch) if arch else self.default_arch()
         num_warps = int(func.attrs.get("num_warps", 4))
+        if arch < 90:
+            from .. import reject_16bit_float_minmax
+            reject_16bit_float_minmax(func, f"sm_{arch}")
+        if int(func.attrs.get("num_ctas", 1)) > 1 and arch < 90:
+            from ...runtime.validate import LaunchOptionError
+            raise LaunchOptionError(f"{func.name}: num_ctas > 1 requires NVIDIA SM90+ (Hopper); "
+                                    f"this compile is for sm_{arch}")
         if num_warps > 32:
             from ...runtime.validate import LaunchOptionError
             raise LaunchOptionError(f"{func.name}: num_warps={num_warps} is more than a CUDA block "

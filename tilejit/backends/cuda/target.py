@@ -18,11 +18,11 @@ SUPPORTED_ARCHS = (70, 75, 80, 86, 89, 90)
 
 
 def parse_target(target) -> int:
-    """'cuda:90' / 'cuda' / 'sm_80' / 90 -> compute capability as an int (major*10+minor)."""
+    """'cuda:90' / 'cuda' / 'sm_80' / 'sm80' / 90 -> compute capability as an int (major*10+minor)."""
     if isinstance(target, int):
         return target
     t = str(target).strip().lower()
-    m = re.fullmatch(r"(?:cuda)?:?(?:sm_)?(\d+)a?", t)
+    m = re.fullmatch(r"(?:cuda)?:?(?:sm_?)?(\d+)a?", t)
     if m:
         return int(m.group(1))
     if t in ("cuda", "gpu", ""):

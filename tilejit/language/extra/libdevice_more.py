@@ -320,6 +320,7 @@ fast_logf = _as_op(lambda x: st.math_unary(x, "log"), "fast_logf", "Natural loga
 fast_log2f = _as_op(lambda x: st.math_unary(x, "log2"), "fast_log2f", "Base-2 logarithm (here: log2).")
 fast_sinf = _as_op(lambda x: st.math_unary(x, "sin"), "fast_sinf", "Sine (here: sin).")
 fast_cosf = _as_op(lambda x: st.math_unary(x, "cos"), "fast_cosf", "Cosine (here: cos).")
+fast_tanhf = _as_op(lambda x: st.math_unary(x, "tanh"), "fast_tanhf", "Hyperbolic tangent (here: tanh).")
 fast_tanf = _as_op(lambda x: sem.truediv(st.math_unary(x, "sin"), st.math_unary(x, "cos")), "fast_tanf",
                    "Tangent (sin / cos).")
 fast_log10f = _as_op(lambda x: _narrow(sem.mul(_m("log", _wide(x)[1]), 1 / math.log(10.0)), _wide(x)[0]),
