@@ -44,7 +44,9 @@ def _inputs(rng):
 # hardware ex2.approx.f32 (about 2 ulp, as Triton's tl.exp; docs/differences.md "CUDA math").
 _FNS = [("erf", np.vectorize(math.erf, otypes=[np.float64]), 3 * 2.0**-23, 3 * 2.0**-23),
         ("tanh", np.tanh, 3 * 2.0**-23, 3 * 2.0**-23),
-        ("exp", np.exp, 2 * 2.0**-23, 2e-6),
+        ("exp", np.exp, 2 * 2.0**-23, 1e-5),    # cuda: ex2.approx(x * log2(e)), x * log2(e)
+                                                 # rounded to fp32 first: relative error up to
+                                                 # about |x| * 2**-24 (3.7e-6 at x = 87), as Triton's tl.exp
         ("exp2", np.exp2, 2 * 2.0**-23, 2e-6),
         ("log", np.log, 2 * 2.0**-23, 2 * 2.0**-23),      # the polynomial on cpu and cuda (libm's
         ("log2", np.log2, 2 * 2.0**-23, 2 * 2.0**-23)]    # log2f on cpu, log * log2(e) on cuda)

@@ -23,7 +23,7 @@ from .astutil import flatten, unflatten
 from .control import _MISMATCH, _same_static, materialize, unify_types
 
 _SIDE_EFFECTS = (ops.LoadOp, ops.StoreOp, ops.AtomicRMWOp, ops.AtomicCASOp, ops.DeviceAssertOp,
-                 ops.DevicePrintOp)
+                 ops.DevicePrintOp, ops.DebugBarrierOp)
 
 
 class ElementwiseMixin:

@@ -191,6 +191,12 @@ def _assert(ctx, op, vals):
     return []
 
 
+@RULES.register(ops.DebugBarrierOp)
+def _debug_barrier(ctx, op, vals):
+    """Programs run one at a time, in program order: nothing to wait for."""
+    return []
+
+
 @RULES.register(ops.DevicePrintOp)
 def _print(ctx, op, vals):
     parts = []

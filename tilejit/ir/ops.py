@@ -501,6 +501,15 @@ class AssumeRangeOp(HintOp):
     name = "tj.assume_range"
 
 
+class DebugBarrierOp(Op):
+    """``tl.debug_barrier()``: the program's memory accesses before it happen before
+    those after it, across the threads that run the program (a CTA barrier on CUDA;
+    nothing to do where one thread runs a program)."""
+    name = "tt.debug_barrier"
+    OPERANDS = ()
+    TRAITS = frozenset({"side_effect"})
+
+
 class DeviceAssertOp(Op):
     """Fail with ``msg`` where ``cond`` is false."""
     name = "tt.assert"

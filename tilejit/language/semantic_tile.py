@@ -558,6 +558,11 @@ def hint(kind, input, values):
     return _emit(_HINTS[kind], src=input.handle, values=tuple(values))
 
 
+def debug_barrier():
+    """Emit ``tt.debug_barrier`` (ops.DebugBarrierOp)."""
+    core.current_builder().create(ops.DebugBarrierOp)
+
+
 def device_assert(cond, msg="", mask=None):
     cond = _as_bool(cond)
     if mask is not None:

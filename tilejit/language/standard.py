@@ -493,7 +493,13 @@ def assume(cond):
 
 @builtin
 def debug_barrier():
-    """A no-op on this compiler (programs never share memory)."""
+    """Order the program's memory accesses: those before the call happen before those
+    after it, also across the threads that run one program on a GPU (a CTA barrier on
+    CUDA, as in Triton; nothing to do on the CPU and in the interpreter, where one
+    thread runs a program).  Needed where a program stores a tile and then reads or
+    overwrites some of its elements from another lane, e.g. a scalar store to an
+    element the tile store wrote."""
+    st.debug_barrier()
     return None
 
 

@@ -325,6 +325,12 @@ def _fflush(ctx):
     ctx.b.call(fn, [ir.Constant(PTR, None)])
 
 
+@RULES.register(ops.DebugBarrierOp)
+def _debug_barrier(ctx, op):
+    """One thread runs a program: its accesses are already in program order."""
+    return None
+
+
 @RULES.register(ops.DevicePrintOp)
 def _print(ctx, op):
     _print_values(ctx, op)

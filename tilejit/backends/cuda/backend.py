@@ -69,6 +69,7 @@ class CudaKernel(CompiledKernel):
 
     def __init__(self, name, func, asm, arch, num_warps, smem_bytes):
         super().__init__(name, func, asm)
+        self.entry = name        # the PTX entry; ``name`` may be renamed (@jit(repr=...))
         self.arch, self.num_warps, self.shared = arch, num_warps, smem_bytes
         self.arg_types = [a.value.type.element for a in func.arguments]
         self._launcher = None

@@ -95,7 +95,7 @@ class Device:
             cu = _cu()
             self.make_current()
             mod = check(cu.cuModuleLoadData(kernel.ptx.encode() + b"\0"))
-            fn = check(cu.cuModuleGetFunction(mod, kernel.name.encode()))
+            fn = check(cu.cuModuleGetFunction(mod, (getattr(kernel, "entry", None) or kernel.name).encode()))
             if kernel.shared > 48 * 1024:
                 attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
                 check(cu.cuFuncSetAttribute(fn, attr, kernel.shared))

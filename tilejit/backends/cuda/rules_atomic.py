@@ -1,6 +1,6 @@
 """``tt.atomic_rmw`` / ``tt.atomic_cas`` on NVPTX.  A scalar atomic is done by thread 0
-for the CTA, after a CTA barrier (so the CTA's earlier writes happen before it;
-``tl.debug_barrier()`` is a no-op in tilejit); where its old value is used, or the
+for the CTA, after a CTA barrier (so the CTA's earlier writes happen before it, as
+``tl.debug_barrier()`` orders plain accesses); where its old value is used, or the
 layout replicates elements (a tile smaller than the CTA), the owner's old value
 reaches the other copies through shared memory.  A tile atomic is done by the thread
 owning each slot.

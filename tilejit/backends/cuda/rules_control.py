@@ -455,6 +455,12 @@ def _cstring(lw, text: str):
     return lw.b.addrspacecast(g, ir.PointerType())
 
 
+@RULES.register(ops.DebugBarrierOp)
+def _debug_barrier(lw, op):
+    """A CTA barrier: the threads' accesses before it happen before those after it."""
+    lw.barrier()
+
+
 @RULES.register(ops.DevicePrintOp)
 def _print(lw, op):
     """Triton's lines (backends/llvm/printing.py) through vprintf: each owned element of
