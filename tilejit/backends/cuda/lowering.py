@@ -13,6 +13,7 @@ from llvmlite import ir
 from ...errors import TritonError
 from ...ir.core import RuleTable
 from ...ir.types import TileType
+from ..llvm.intrinsics import declare
 from . import types as T
 from .layout import Layout, kernel_max_vec, make_layout
 from .target import DATA_LAYOUT, TRIPLE
@@ -251,9 +252,8 @@ class Lowering:
 
     def intrinsic(self, name: str, ret, args):
         fn = self._intrinsics.get(name)
-        if fn is None:
-            fn = ir.Function(self.module, ir.FunctionType(ret, list(args)), name)
-            self._intrinsics[name] = fn
+        if fn is None:      # one declaration per module, shared with backends/llvm's code
+            fn = self._intrinsics[name] = declare(self.module, name, ret, list(args))
         return fn
 
     def call(self, name, ret, args, argtypes=None):
