@@ -268,7 +268,7 @@ def test_if_joins_both_branches_and_while_terminates():
 def test_every_op_has_specific_rules():
     from tilejit.ir.ops import OPS_BY_NAME
     exempt = {ops.YieldOp, ops.ConditionOp, ops.ReturnOp, ops.ForOp, ops.IfOp, ops.WhileOp,
-              ops.StoreOp, ops.DeviceAssertOp, ops.DevicePrintOp}
+              ops.StoreOp, ops.DeviceAssertOp, ops.DevicePrintOp, ops.DebugBarrierOp}  # no results
     for cls in OPS_BY_NAME.values():
         if cls in exempt:
             continue
