@@ -70,7 +70,6 @@ class Lowering:
         self.module.data_layout = DATA_LAYOUT
         self.values: dict = {}
         self.smem_bytes = 0
-        self._intrinsics: dict = {}
         self._slot_index: dict = {}
         self._layouts: dict = {}
         self.max_vec = kernel_max_vec(func)  # elements per chunk of blocked layouts (layout.py)
@@ -251,10 +250,7 @@ class Lowering:
         return ir.Constant(T.I32, int(v))
 
     def intrinsic(self, name: str, ret, args):
-        fn = self._intrinsics.get(name)
-        if fn is None:      # one declaration per module, shared with backends/llvm's code
-            fn = self._intrinsics[name] = declare(self.module, name, ret, list(args))
-        return fn
+        return declare(self.module, name, ret, list(args))   # one per module, shared with backends/llvm
 
     def call(self, name, ret, args, argtypes=None):
         fn = self.intrinsic(name, ret, argtypes or [a.type for a in args])
