@@ -59,6 +59,14 @@ def test_tutorial03_capped_for_two_ctas_per_sm():
     assert _maxnreg(off) == [] and ptx.replace(".maxnreg 128\n", "") == off
 
 
+def test_explain_reports_the_cap():
+    from tilejit.analysis.explain import explain
+    with cuda_tuning(ring_occupancy=True):
+        k = _compile("matmul_tutorial03.py", "matmul_kernel", dict(MM_CFG, ACTIVATION=""))
+    assert k.reg_cap == 128
+    assert "registers capped at 128 per thread for two CTAs per SM" in explain(k, k.func)
+
+
 @needs_ptxas
 def test_tutorial03_assembles_within_the_cap():
     msg = tgt.ptxas(_t03(), 90, verbose=True)

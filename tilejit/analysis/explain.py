@@ -197,6 +197,10 @@ def explain(kernel, func) -> str:
     if versioned:
         lines.append(f"  {versioned} dot loop(s) versioned at run time on alignment / range tests "
                      "(transforms/align_version.py): the fast copy is reported with its loads")
+    cap = getattr(kernel, "reg_cap", None)
+    if cap:
+        lines.append(f"  registers capped at {cap} per thread for two CTAs per SM: every dot on the "
+                     "expected path runs in a wgmma ring (backends/cuda/occupancy.py)")
     return "\n".join(lines)
 
 

@@ -216,6 +216,7 @@ class CudaBackend(Backend):
         kernel.reports, kernel.sanitize = lw.reports, lw.sanitize
         kernel._accesses, kernel._asserts = lw.accesses, lw.asserts
         kernel.facts, kernel.ring = facts, _ring_decisions(func, lw)
+        kernel.reg_cap = lw.reg_cap         # occupancy.py's register cap (None: none)
         if bound is not None:
             kernel.grid_bound = bound
             kernel._general = _once(lambda: self.compile(func, options, bounded=False))

@@ -82,6 +82,7 @@ class Lowering:
         self.keep_layout = False            # get() returns region tiles as they are (mma_rows)
         self.remat = None                   # remat.Remat while lowering (lower())
         self.wgmma_ring_dots = {}           # dot -> (its loop, row region?): lowered in a wgmma ring
+        self.reg_cap = None                 # registers per thread capped at (occupancy.py), or None
         self.kernel = self._declare_kernel()
 
     # ---- module and kernel ---------------------------------------------------

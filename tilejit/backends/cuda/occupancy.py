@@ -103,3 +103,4 @@ def cap_registers(lw):
     regs = ring_cap(lw)
     if regs is not None and wants_cap(lw):
         lw.kernel.attributes.add(f'"nvvm.maxnreg"="{regs}"')
+        lw.reg_cap = regs
