@@ -110,15 +110,14 @@ def _reduce_partial(ctx, op, src, acc, w):
         b.store(to_storage(b, combine(b, kind, from_storage(b, b.load(p, typ=sty), dt), v, dt), dt), p)
     versioned(ctx, src.masks, lambda: ctx.loop_nest(tuple(shape[:-1]) + (shape[-1] // w, w), body))
 
-    def fold(o):
+    def fold(o):            # a pairwise tree: log2(w) dependent steps, not w - 1
         b = ctx.b
         base = b.mul(o, W, flags=("nuw", "nsw"))
-        r = from_storage(b, b.load(b.gep(part, [base], source_etype=sty), typ=sty), dt)
-        for j in range(1, w):
-            x = from_storage(b, b.load(b.gep(part, [b.add(base, ir.Constant(I64, j))], source_etype=sty),
-                                       typ=sty), dt)
-            r = combine(b, kind, r, x, dt)
-        b.store(to_storage(b, r, dt), b.gep(acc, [o], source_etype=sty))
+        vals = [from_storage(b, b.load(b.gep(part, [b.add(base, ir.Constant(I64, j))], source_etype=sty),
+                                       typ=sty), dt) for j in range(w)]
+        while len(vals) > 1:
+            vals = [combine(b, kind, vals[j], vals[j + 1], dt) for j in range(0, len(vals), 2)]
+        b.store(to_storage(b, vals[0], dt), b.gep(acc, [o], source_etype=sty))
     ctx.em.counted_loop(ir.Constant(I64, 0), ir.Constant(I64, n_out), name="rfold", body=fold)
 
 
