@@ -181,3 +181,30 @@ def test_extremum_combines_become_one_reduce():
         found = {k for k in ("max", "min") if f'kind = "{k}"' in text}
         assert found == kinds, (which, found)
         assert ('kind = "xor_sum"' in text) == (which == 3)
+
+
+# ---- tl.max / tl.min along the last axis: W partial lanes per row as one vector (cpu)
+@tilejit.jit
+def rows_max_min(p, mx, mn, n, ncols, M: tl.constexpr, R: tl.constexpr):
+    rows = tl.arange(0, M)[:, None]
+    cols = tl.arange(0, R)[None, :]
+    m = (rows < n) & (cols < ncols)
+    x = tl.load(p + rows * ncols + cols, m, other=float("nan"))      # NaN: skipped by tl.max/min
+    tl.store(mx + tl.arange(0, M), tl.max(x, 1), tl.arange(0, M) < n)
+    tl.store(mn + tl.arange(0, M), tl.min(x, 1), tl.arange(0, M) < n)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("n,ncols,M,R", [(5, 64, 8, 64), (3, 40, 4, 64), (7, 8, 8, 8), (2, 19, 2, 32)])
+def test_last_axis_max_min_partial_lanes(backend, rng, dtype, n, ncols, M, R):
+    x = rng.standard_normal((n, ncols)).astype(dtype)
+    x[0, ncols // 2] = np.nan
+    x[-1, :] = np.nan                     # all NaN: NaN
+    if n > 2:
+        x[1, :] = -np.inf
+        x[1, -1] = 3.0                    # the extreme in the last lane
+    mx, mn = np.zeros(n, dtype), np.zeros(n, dtype)
+    rows_max_min[(1,)](x, mx, mn, n, ncols, M=M, R=R)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(mx, np.fmax.reduce(x, axis=1))
+        np.testing.assert_array_equal(mn, np.fmin.reduce(x, axis=1))
