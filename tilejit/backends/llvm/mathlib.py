@@ -68,14 +68,16 @@ def _clamp(b, x, hi, lo):
     selected by ``_finish``) replaced by 0, so no lane scales to a subnormal there: a
     subnormal product costs a microcode assist on x86 (~100 cycles), and ``exp(-inf)``
     is common (masked softmax rows)."""
-    return b.select(b.fcmp_ordered("<", x, _c(x, lo)), _c(x, 0.0), intr.binary_math(b, "minnum", x, _c(x, hi)))
+    below_hi = b.select(b.fcmp_ordered("<", x, _c(x, hi)), x, _c(x, hi))    # NaN: hi (x86 minps)
+    return b.select(b.fcmp_ordered("<", x, _c(x, lo)), _c(x, 0.0), below_hi)
 
 
 def exp_f32(b, x):
     hi, lo = 88.72283935546875, -104.0
     xc = _clamp(b, x, hi, lo)
     n = intr.unary_math(b, "rint", b.fmul(xc, _c(x, 1.4426950408889634)))
-    r = b.fsub(b.fsub(xc, b.fmul(n, _c(x, 0.693359375))), b.fmul(n, _c(x, -2.12194440e-4)))
+    r = intr.call_overloaded(b, "fmuladd", [n, _c(x, -0.693359375), xc])      # exact (n * c1 is)
+    r = intr.call_overloaded(b, "fmuladd", [n, _c(x, 2.12194440e-4), r])
     return _finish(b, x, _exp_core(b, n, r), hi, lo)
 
 
