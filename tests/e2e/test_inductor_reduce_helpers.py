@@ -208,3 +208,33 @@ def test_last_axis_max_min_partial_lanes(backend, rng, dtype, n, ncols, M, R):
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(mx, np.fmax.reduce(x, axis=1))
         np.testing.assert_array_equal(mn, np.fmin.reduce(x, axis=1))
+
+
+# ---- Inductor's looped reductions: a vector-planned load deferred into the carried update
+@tilejit.jit
+def red_rows(p, out, xnumel, rnumel, XBLOCK: tl.constexpr, R0_BLOCK: tl.constexpr, ZERO: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    r0_base = tl.arange(0, R0_BLOCK)[None, :]
+    _tmp2 = tl.full([XBLOCK, R0_BLOCK], 0, tl.float32)
+    for r0_offset in tl.range(0, rnumel, R0_BLOCK):
+        r0_index = r0_offset + r0_base
+        r0_mask = r0_index < rnumel
+        tmp0 = tl.load(p + (r0_index + rnumel * xindex), r0_mask & xmask, other=0.0)
+        tmp3 = _tmp2 + tmp0
+        if ZERO:       # a write between the load and the carried update: the load stays first
+            tl.store(p + (r0_index + rnumel * xindex), tl.zeros([XBLOCK, R0_BLOCK], tl.float32),
+                     r0_mask & xmask)
+        _tmp2 = tl.where(r0_mask & xmask, tmp3, _tmp2)
+    tl.store(out + xindex, tl.sum(_tmp2, 1)[:, None], xmask)
+
+
+@pytest.mark.parametrize("zero", [False, True])
+@pytest.mark.parametrize("xnumel,rnumel,xblock,rblock", [(7, 1000, 4, 64), (64, 2048, 1, 256), (3, 17, 2, 16)])
+def test_looped_row_sum(backend, rng, zero, xnumel, rnumel, xblock, rblock):
+    x = rng.standard_normal((xnumel, rnumel)).astype(np.float32)
+    want = x.astype(np.float64).sum(1)
+    out = np.zeros(xnumel, np.float32)
+    red_rows[(-(-xnumel // xblock),)](x, out, xnumel, rnumel, XBLOCK=xblock, R0_BLOCK=rblock, ZERO=zero)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+    assert (x == 0).all() == zero

@@ -21,8 +21,11 @@ target's :data:`CPU_ACCESS` limits:
   ``llvm.masked.load`` / ``llvm.masked.store`` (masked-off lanes are never touched);
 * ``width == 1``: per-lane accesses (lower_mem's gather/scatter loops).
 
-Vector loads write a per-program buffer (a ``BufTile``) at the load's position;
-vector stores assemble each group's vector from the value's lanes.
+A vector load the fusion plan lets defer (no write can intervene before its one
+chain of users) stays lazy (``VecLoadTile``: whole groups where its consumer asks,
+lanes otherwise), e.g. into the carried update of a looped reduction; any other
+writes a per-program buffer (a ``BufTile``) at the load's position.  Vector stores
+assemble each group's vector from the value's lanes.
 """
 from __future__ import annotations
 
@@ -233,7 +236,10 @@ def lower_vector_load(ctx, op, plan: AccessPlan, scalar_fn=None, cost=0, masks=(
     ptr = ctx.get(op.ptr)
     mask = ctx.get(op.mask) if op.mask is not None else None
     other = ctx.get(op.other) if op.other is not None else None
-    if scalar_fn is not None and _feeds_vector_store(ctx, op, plan):
+    if scalar_fn is not None and (_feeds_vector_store(ctx, op, plan)
+                                  or not ctx.plan.must_materialize(op, None)):
+        # deferred into its consumer's loop (FusionPlan: no write can intervene):
+        # whole groups where the consumer asks (``vec``), lanes otherwise
         ctx.define(op, VecLoadTile(op, plan, ptr, mask, other, scalar_fn, cost, masks))
         return
     t = op.result.type
