@@ -68,17 +68,26 @@ def _clamp(b, x, hi, lo):
     selected by ``_finish``) replaced by 0, so no lane scales to a subnormal there: a
     subnormal product costs a microcode assist on x86 (~100 cycles), and ``exp(-inf)``
     is common (masked softmax rows)."""
-    below_hi = b.select(b.fcmp_ordered("<", x, _c(x, hi)), x, _c(x, hi))    # NaN: hi (x86 minps)
-    return b.select(b.fcmp_ordered("<", x, _c(x, lo)), _c(x, 0.0), below_hi)
+    return b.select(b.fcmp_ordered("<", x, _c(x, lo)), _c(x, 0.0), _below(b, x, hi))
 
 
 def exp_f32(b, x):
     hi, lo = 88.72283935546875, -104.0
-    xc = _clamp(b, x, hi, lo)
-    n = intr.unary_math(b, "rint", b.fmul(xc, _c(x, 1.4426950408889634)))
-    r = intr.call_overloaded(b, "fmuladd", [n, _c(x, -0.693359375), xc])      # exact (n * c1 is)
+    return _finish(b, x, _exp_bounded(b, _clamp(b, x, hi, lo)), hi, lo)
+
+
+def _exp_bounded(b, x):
+    """e**x for x in [-104, 88.72] (no NaN, no overflow): exp_f32 without its clamp
+    and fix-ups, for callers whose argument is bounded by construction."""
+    n = intr.unary_math(b, "rint", b.fmul(x, _c(x, 1.4426950408889634)))
+    r = intr.call_overloaded(b, "fmuladd", [n, _c(x, -0.693359375), x])      # exact (n * c1 is)
     r = intr.call_overloaded(b, "fmuladd", [n, _c(x, 2.12194440e-4), r])
-    return _finish(b, x, _exp_core(b, n, r), hi, lo)
+    return _exp_core(b, n, r)
+
+
+def _below(b, a, c):
+    """``a`` if ``a < c`` else ``c`` (NaN gives ``c``): one minps on x86."""
+    return b.select(b.fcmp_ordered("<", a, _c(a, c)), a, _c(a, c))
 
 
 def exp2_f32(b, x):
@@ -109,8 +118,8 @@ def erf_f32(b, x):
     """fp32 erf, both branches computed and selected (vectorisable, no libm call)."""
     a = intr.unary_math(b, "fabs", x)
     small = b.fmul(a, _poly(b, _ERF_SMALL, b.fmul(a, a)))
-    ac = intr.binary_math(b, "minnum", a, _c(x, 4.0))
-    erfc = exp_f32(b, b.fsub(_poly(b, _ERFC_LOG, ac), b.fmul(ac, ac)))
+    ac = _below(b, a, 4.0)                         # NaN: 4 (the result is x, below)
+    erfc = _exp_bounded(b, b.fsub(_poly(b, _ERFC_LOG, ac), b.fmul(ac, ac)))   # in [-17, 0]
     res = b.select(b.fcmp_ordered("<", a, _c(x, 0.875)), small, b.fsub(_c(x, 1.0), erfc))
     return _keep_nan(b, x, intr.binary_math(b, "copysign", res, x))
 
@@ -120,7 +129,8 @@ def tanh_f32(b, x):
     a = intr.unary_math(b, "fabs", x)
     a2 = b.fmul(a, a)
     small = b.fadd(a, b.fmul(b.fmul(a, a2), _poly(b, _TANH_SMALL, a2)))
-    e = exp_f32(b, b.fadd(a, a))
+    ac = _below(b, a, 20.0)                        # tanh is 1.0 in fp32 from 9.01 on
+    e = _exp_bounded(b, b.fadd(ac, ac))
     big = b.fsub(_c(x, 1.0), b.fdiv(_c(x, 2.0), b.fadd(e, _c(x, 1.0))))
     res = b.select(b.fcmp_ordered("<", a, _c(x, 0.625)), small, big)
     return _keep_nan(b, x, intr.binary_math(b, "copysign", res, x))
