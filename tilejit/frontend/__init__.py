@@ -11,7 +11,8 @@ from ..runtime.entry import user_error
 from .errors import CompilationError
 
 
-def build_ir(jitfn, arg_types: dict, constexprs: dict, specialization: dict | None = None) -> Function:
+def build_ir(jitfn, arg_types: dict, constexprs: dict, specialization: dict | None = None,
+             launch_options: dict | None = None) -> Function:
     """Build the tile IR of ``jitfn`` specialized to ``arg_types`` and ``constexprs``.
 
     Every parameter not in ``constexprs`` becomes an IR argument, in signature order,
@@ -20,11 +21,13 @@ def build_ir(jitfn, arg_types: dict, constexprs: dict, specialization: dict | No
     the constant 1 of its type.  A type with a ``build`` method (``descriptor_arg``: a host
     TensorDescriptor; ``tuple_arg``: a tuple argument) builds its value from several
     arguments.  Raises :class:`CompilationError` for mistakes in the
-    kernel.
+    kernel.  ``launch_options`` (``num_warps``...; part of the launcher's key) are set as
+    the function's attributes before the body is built (``tl.extra.cuda.num_warps()``).
     """
     from .codegen import CodeGenerator, norm
     specialization = specialization or {}
     func = Function(jitfn.__name__, Loc(jitfn.file, jitfn.first_line, 0, jitfn.__name__))
+    func.attrs.update(launch_options or {})
     builder = Builder(func)
     builder.loc = func.loc
     scope = {}
