@@ -530,7 +530,7 @@ class Launcher:
             spec[self.names[i]] = (16 if k[1] == 16 else 1, k[1] == 1)
         constexprs = {n: constexpr_value(v) for n, v in zip(self.names, vals)
                       if self.is_constexpr[self.index[n]] or v is None}
-        func = build_ir(self.fn, arg_types, constexprs, spec)
+        func = build_ir(self.fn, arg_types, constexprs, spec, dict(lopts))
         for a in func.arguments:       # record the specialization on the IR arguments
             d, one = spec.get(a.name, (1, False))
             a.divisibility = max(a.divisibility, d)
