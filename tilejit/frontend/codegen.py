@@ -502,7 +502,8 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
 
     def call_reduce(self, input, axis, combine_fn, keep_dims=False):
         """``tl.reduce``: a combine function computing a + b, a ^ b, max or min becomes a
-        ``tt.reduce``; any other (and tuple inputs) a pairwise tree of inlined calls."""
+        ``tt.reduce`` (a compare-and-select max/min too, NaN-propagating on floats: see
+        ``scan.extremum_kind``); any other (and tuple inputs) a pairwise tree of inlined calls."""
         if not isinstance(combine_fn, JITFunction):
             raise TypeError("tl.reduce's combine_fn must be a @tilejit.jit function")
         from ..language import semantic_tile as st
@@ -510,6 +511,8 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
             return lang_scan.reduce_tree(tuple(input), axis, self._combiner(combine_fn), keep_dims)
         input = sem.to_tensor(input)
         kind = self._known_combine(input, combine_fn)
+        if kind in ("nanmax", "nanmin"):
+            return lang_scan.nan_extremum(input, axis, kind, keep_dims)
         if kind is not None:
             return st.reduce(input, axis, kind, keep_dims)
         return lang_scan.reduce_tree((input,), axis, self._combiner(combine_fn), keep_dims)[0]
@@ -524,6 +527,8 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
         except CompilationError:
             return None
         op = r.handle.op if isinstance(r, tensor) else None
+        if isinstance(op, ops.SelectOp) and op.parent is scratch and r.type == TileType(input.dtype):
+            return lang_scan.extremum_kind(r.handle, a.handle, b.handle)
         kinds = {ops.AddOp: "sum", ops.XorOp: "xor_sum", ops.MaxOp: "max", ops.MinOp: "min"}
         kind = kinds.get(type(op))
         if kind is None or op.parent is not scratch or len(scratch.ops) != 1 \
