@@ -19,6 +19,11 @@ keeps its loads off the start of each block's FMA chains.
   unmasked load of memory nothing writes before the dot (``lower_dot._direct_source``)
   the copy reads that memory itself: the load's per-program buffer is then never read
   and LLVM deletes it.  (fp16/bf16 operands arrive converted: ``lower_dot._converted``.)
+* **Segmented dots.** A ``lower_dot_loop.SegmentedDot`` (``U`` iterations of a K
+  loop as one dot) has ``parts``: its A segments are copied side by side into one
+  ``M x K`` buffer and its B segments packed into one set of panels, each read
+  where its load read it when it may be (``_reader``); the next tile prefetch then
+  follows the first segment's B.
 * **Loop order.** Panels outer, row blocks inner: the panel stays in L1 while A's
   rows stream past it.
 * **Next tile prefetch.** When B is read in place, the first row block of each full
