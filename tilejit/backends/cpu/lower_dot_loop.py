@@ -39,7 +39,7 @@ import llvmlite.ir as ir
 from ...ir import ops
 from ...ir.types import float32, float64
 from ..llvm.types import I64
-from .dot_microkernel import emit_float_dot
+from .dot_microkernel import choose_shape, emit_float_dot
 from .lower_cf import carried_of, uniform_ptr_step
 from . import lower_dot
 from .tiles import BufTile, Tile
@@ -136,10 +136,30 @@ def _match_slot(ctx, op, slot, y):
     return _Match(slot, dot, add, u)
 
 
-def _part(ctx, dot, cdt) -> _Part:
-    """The operands of ``dot`` as lowered in the current copy of the body."""
-    return _Part(lower_dot._converted(ctx, ctx.get(dot.a), cdt), lower_dot._converted(ctx, ctx.get(dot.b), cdt),
-                 lower_dot._direct_source(ctx, dot.a, cdt), lower_dot._direct_source(ctx, dot.b, cdt))
+class _Unread(NamedTuple):
+    """An operand read only in place: its load's copy was never emitted."""
+    shape: tuple
+
+
+def _in_place(ctx, o, dot, cdt, vl):
+    """``(addr, group)`` when load ``o`` feeds ``dot`` alone and the fused dot will
+    read it in place (dot_microkernel ``_reader``: groups of whole vectors), so that
+    its per-program copy need not be emitted at all; else None."""
+    if not isinstance(o, ops.LoadOp) or o.result not in (dot.a, dot.b) or not _only_user(ctx, o.result, dot):
+        return None
+    direct = lower_dot._direct_source(ctx, o.result, cdt)
+    return direct if direct is not None and direct[1] % vl == 0 else None
+
+
+def _part(ctx, dot, cdt, direct) -> _Part:
+    """The operands of ``dot`` as lowered in the current copy of the body; ``direct``
+    maps the loads read only in place to their sources."""
+    def operand(v):
+        if v.op in direct:
+            return _Unread(tuple(v.type.shape)), direct[v.op]
+        return lower_dot._converted(ctx, ctx.get(v), cdt), lower_dot._direct_source(ctx, v, cdt)
+    (a, a_src), (b, b_src) = operand(dot.a), operand(dot.b)
+    return _Part(a, b, a_src, b_src)
 
 
 def lower_fused_dot_loop(ctx, op) -> bool:
@@ -178,14 +198,22 @@ def _dot_loop(ctx, op, m, carried, lb, start):
     b.position_at_end(body)
     state, parts = list(carried.phis), []
     blk, term = op.body, op.body.terminator
+    (bm, bk), bn = m.dot.a.type.shape, m.dot.b.type.shape[1]
+    vl = choose_shape(bm, bn, bk * m.factor, cdt).vl
     for j in range(m.factor):
         ctx.set(blk.args[0], b.add(iv, ir.Constant(lb.type, j * step)) if j else iv)
         for a, r in zip(blk.args[1:], carried.reps(state)):
             ctx.set(a, r)
+        direct = {}
         for o in blk.ops:
-            if o is not term and o is not m.dot and o is not m.add:
+            if o is term or o is m.dot or o is m.add:
+                continue
+            src = _in_place(ctx, o, m.dot, cdt, vl)
+            if src is not None:
+                direct[o] = src
+            else:
                 ctx.lower_op(o)
-        parts.append(_part(ctx, m.dot, cdt))
+        parts.append(_part(ctx, m.dot, cdt, direct))
         state = carried.yield_values(term.values, state, keep=(m.slot,))
     acc_buf = state[m.slot][0]
     SegmentedDot(parts, BufTile(t.shape, t.element, acc_buf), t.element, cdt).materialize_into(ctx, acc_buf)
