@@ -104,6 +104,16 @@ class CudaTuning:
         return replace(base, **changes)
 
 
+def _opt_level(env) -> int:
+    """TILEJIT_CPU_OPT_LEVEL: 1, 2 or 3 (unset, empty or -1: chosen by kernel size)."""
+    raw = env.get("TILEJIT_CPU_OPT_LEVEL", "").strip()
+    if raw in ("", "-1"):
+        return -1
+    if raw not in ("1", "2", "3"):
+        raise ValueError(f"TILEJIT_CPU_OPT_LEVEL={raw!r}: write 1, 2 or 3 (or leave it unset: chosen by kernel size)")
+    return int(raw)
+
+
 _BOOLS = {"1": True, "true": True, "yes": True, "on": True,
           "0": False, "false": False, "no": False, "off": False}
 
@@ -125,6 +135,7 @@ class Options:
     ptx_check: str = ""              # TILEJIT_PTX_CHECK=80,90: also compile host kernels for CUDA
     traceback: bool = False          # TILEJIT_TRACEBACK=1: compile errors keep tilejit's own frames
     explain: bool = False            # TILEJIT_EXPLAIN=1: print each compiled kernel's paths (stderr)
+    cpu_opt_level: int = -1          # TILEJIT_CPU_OPT_LEVEL=1|2|3: LLVM's pipeline for CPU kernels (-1: by size, llvm/binding.py)
     cuda: CudaTuning = field(default_factory=CudaTuning)   # TILEJIT_CUDA_TUNING="name=0|1,...": CUDA lowering choices
 
     @classmethod
@@ -146,6 +157,7 @@ class Options:
             ptx_check=env.get("TILEJIT_PTX_CHECK", "").strip(),
             traceback=_flag(env, "TILEJIT_TRACEBACK"),
             explain=_flag(env, "TILEJIT_EXPLAIN"),
+            cpu_opt_level=_opt_level(env),
             cuda=CudaTuning.parse(env.get("TILEJIT_CUDA_TUNING", "")),
         )
 

@@ -252,7 +252,7 @@ class CPUBackend(Backend):
         """``bounded``: the analysis may assume vectorize.GRID_BOUND programs per axis
         (the kernel then checks every launch's grid against it)."""
         key = (options.sanitize, options.vectorize, options.num_threads, options.dump_dir,
-               GRID_BOUND if bounded else None)
+               options.cpu_opt_level, GRID_BOUND if bounded else None)
         # variants live on the IR function itself (a kernel refers to its function, so
         # a cache keyed weakly by the function would keep both alive forever); the
         # launcher dropping its kernel frees function, variants and machine code together
