@@ -211,7 +211,8 @@ class CudaBackend(Backend):
                           tuning=getattr(options, "cuda", None))
         _check_shared_memory(func, arch, lw.smem_bytes)
         opt, ptx = tgt.llvm_to_ptx(lw.text, arch, lw.arch_specific)
-        asm = {"ttir": _printer(func), "llir": lw.text, "llir_opt": opt, "ptx": ptx}
+        from .plan import print_plan
+        asm = {"ttir": _printer(func), "cuda-plan": print_plan(lw), "llir": lw.text, "llir_opt": opt, "ptx": ptx}
         kernel = CudaKernel(func.name, func, asm, arch, num_warps, lw.smem_bytes)
         kernel.reports, kernel.sanitize = lw.reports, lw.sanitize
         kernel._accesses, kernel._asserts = lw.accesses, lw.asserts

@@ -371,16 +371,15 @@ def register_a(lw, op, ml):
     return out
 
 
-def hoist_a(lw, plan):
-    """Before the loop: stage each loop-invariant A operand once and read its fragments
+def hoist_a(lw, dots):
+    """Before the loop: stage each loop-invariant A operand of ``dots`` (the plan's: a
+    RowPlan's ``hoist`` with an even n-tile count) once and read its fragments
     (``ldmatrix.x4``) for every k-step; the dot uses them from registers."""
     from .rules_mma import PAD, _stage, a_fragments
     hoisted = lw.__dict__.setdefault("hoisted_a", {})
-    for d in plan.hoist:
+    for d in dots:
         ml = lw.forced_ml[d]
         M, K = d.a.type.shape
-        if ml.nt % 2:
-            continue
         a = lw.get(d.a)
         base = lw.smem(M * (K + PAD) * 2)
         lw.barrier()

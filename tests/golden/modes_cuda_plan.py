@@ -1,0 +1,26 @@
+"""Golden mode ``cuda-plan``: the cuda backend's planning stage (backends/cuda/plan.py)
+of a kernel compiled for a target, as ``python -m tilejit dump --stage cuda-plan``
+prints it.  No GPU is needed (the kernel is compiled to PTX, never launched).
+
+    # RUN: cuda-plan [--arch=90] [--warps=4] [--stages=3] [--tuning=name=0,...] [--kernel=NAME]
+
+``--tuning``: CudaTuning fields switched (runtime/options.py), e.g. ``row_ring=0``.
+"""
+from runner import Run, register_mode
+
+
+@register_mode("cuda-plan")
+def mode_cuda_plan(func, run: Run) -> str:
+    from tilejit.backends import get_backend
+    from tilejit.runtime.options import CudaTuning, Options
+    from tilejit.transforms import run_pipeline
+    options = Options(debug=True, backend="cuda")
+    tuning = str(run.extra.get("tuning", "") or "")
+    if tuning:
+        changes = {k: bool(int(v)) for k, v in (kv.split("=") for kv in tuning.split(","))}
+        options = options.with_(cuda=CudaTuning(**changes))
+    func = run_pipeline(func, options)
+    func.attrs["target"] = f"cuda:{run.extra.get('arch', 90)}"
+    func.attrs["num_warps"] = int(run.extra.get("warps", 4))
+    func.attrs["num_stages"] = int(run.extra.get("stages", 3))
+    return get_backend("cuda").compile(func, options).asm["cuda-plan"]
