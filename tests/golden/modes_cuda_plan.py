@@ -2,9 +2,10 @@
 of a kernel compiled for a target, as ``python -m tilejit dump --stage cuda-plan``
 prints it.  No GPU is needed (the kernel is compiled to PTX, never launched).
 
-    # RUN: cuda-plan [--arch=90] [--warps=4] [--stages=3] [--tuning=name=0,...] [--kernel=NAME]
+    # RUN: cuda-plan [--arch=90] [--warps=4] [--stages=3] [--tuning=name=0,...] [--attrs=k=v,...] [--kernel=NAME]
 
-``--tuning``: CudaTuning fields switched (runtime/options.py), e.g. ``row_ring=0``.
+``--tuning``: CudaTuning fields switched (runtime/options.py), e.g. ``row_ring=0``;
+``--attrs``: integer launch options (``maxnreg=168``, ``min_ctas_per_sm=1``).
 """
 from runner import Run, register_mode
 
@@ -23,4 +24,7 @@ def mode_cuda_plan(func, run: Run) -> str:
     func.attrs["target"] = f"cuda:{run.extra.get('arch', 90)}"
     func.attrs["num_warps"] = int(run.extra.get("warps", 4))
     func.attrs["num_stages"] = int(run.extra.get("stages", 3))
+    attrs = str(run.extra.get("attrs", "") or "")
+    for k, v in (kv.split("=") for kv in attrs.split(",") if kv):
+        func.attrs[k] = int(v)
     return get_backend("cuda").compile(func, options).asm["cuda-plan"]

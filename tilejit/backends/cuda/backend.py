@@ -12,6 +12,7 @@ from __future__ import annotations
 from .. import Backend, CompiledKernel, register_backend
 from . import target as tgt
 from .lowering import lower_kernel
+from .rules_memory import CUDA_ACCESS
 
 
 def _printer(func) -> str:
@@ -29,26 +30,19 @@ def _printer(func) -> str:
 GRID_BOUND = (1 << 20, 65535, 65535)
 
 
-def _plans(func, facts) -> list:
-    from ...analysis.vector import access_plan
-    from ...ir import ops
-    return [access_plan(facts, o.ptr, o.mask, max_lanes=16) for o in func.walk()
-            if isinstance(o, (ops.LoadOp, ops.StoreOp)) and o.ptr.type.shape]
-
-
 def _facts(func, options, bounded=True):
     """``(facts, grid_bound)``: the analysis under :data:`GRID_BOUND` when that changes
-    an access plan (the kernel then checks every launch's grid), else without a bound;
+    an access plan under :data:`CUDA_ACCESS` (``analysis.access.bounded_facts``; the
+    kernel then checks every launch's grid), else without a bound;
     ``(None, None)`` with ``vectorize`` off.  A failing analysis is an ``AnalysisError``
     naming the kernel, never scalar code."""
     if options is not None and not getattr(options, "vectorize", True):
         return None, None
     from ...analysis import analyze
-    free = analyze(func)
+    from ...analysis.access import bounded_facts
     if not bounded or getattr(options, "sanitize", False):
-        return free, None
-    tight = analyze(func, grid_bound=GRID_BOUND)
-    return (free, None) if _plans(func, tight) == _plans(func, free) else (tight, GRID_BOUND)
+        return analyze(func), None
+    return bounded_facts(func, CUDA_ACCESS, GRID_BOUND)
 
 
 class CudaKernel(CompiledKernel):
@@ -60,6 +54,9 @@ class CudaKernel(CompiledKernel):
     _accesses = _asserts = ()
     backend_name = "cuda"
     facts = ring = None      # the analysis facts and dot-loop decisions it was compiled with
+    loop_plans = None        # {scf.for: plan.LoopPlan}: the planning stage's loop strategies
+    access_widths = None     # {load/store: elements per access}: the planning stage's widths
+    access_limits = None     # analysis.access.AccessLimits of the target
     grid_bound = None        # (bx, by, bz) the code was compiled under (GRID_BOUND), or None
     _general = None          # () -> the variant compiled without a grid bound
 
@@ -217,6 +214,9 @@ class CudaBackend(Backend):
         kernel.reports, kernel.sanitize = lw.reports, lw.sanitize
         kernel._accesses, kernel._asserts = lw.accesses, lw.asserts
         kernel.facts, kernel.ring = facts, _ring_decisions(func, lw)
+        kernel.loop_plans = lw.plan.loops   # scf.for -> plan.LoopPlan (explain)
+        kernel.access_widths = lw.plan.access   # load/store -> elements per access (explain)
+        kernel.access_limits = CUDA_ACCESS
         kernel.reg_cap = lw.reg_cap         # occupancy.py's register cap (None: none)
         if bound is not None:
             kernel.grid_bound = bound

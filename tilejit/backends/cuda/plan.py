@@ -11,8 +11,9 @@ dot loops (async_pipeline.prepare: their operand layouts get 16-byte chunks), th
 operand layouts of loop-free dot kernels (rules_mma.widen_operand_chunks), the
 rematerialisation plan of row reductions (remat.py), each ``scf.for``'s strategy
 (:func:`plan_loop`: the choice among the cp.async ring, the row region and its cp.async
-ring, mma accumulators with rotated loads, or plain code) and the vector width of every
-load and store.  The register cap (occupancy.py) depends on what the rings emitted and is
+ring, mma accumulators with rotated loads, or plain code), the vector width of every
+load and store and the layout of every dot (mma.sync, or multiply-adds; the dots of a
+cp.async ring are the ring's).  The register cap (occupancy.py) depends on what the rings emitted and is
 decided after lowering; the printed stage reports it.
 
 The lowering rules read the plan (``lw.plan``) and decide none of this themselves.
@@ -45,6 +46,25 @@ class LoopPlan:
     direct: dict = field(default_factory=dict)      # load -> slice: pointer from its IterSlice
     widths: dict = field(default_factory=dict)      # (rotated load, pointer value) -> vector width
 
+    def describe(self) -> str:
+        """One line: the strategy and what it holds (``explain``)."""
+        if self.ring is not None:
+            r = self.ring
+            return f"cp.async ring ({r.consumer}, {r.stages} stages, {r.distance} tiles ahead)"
+        if self.row_ring is not None:
+            rr = self.row_ring
+            dots = "wgmma" if all(rl.wgmma for rl in rr.loads) else "mma.sync"
+            return (f"row ring (softmax rows in the accumulator layout, the dots' B tiles in a "
+                    f"{rr.stages}-stage cp.async ring, {dots})")
+        parts = [self.strategy]
+        if self.rows is not None:
+            parts.append("softmax rows in the accumulator layout")
+        if self.prefetch:
+            parts.append(f"{len(self.prefetch)} load(s) rotated a tile ahead")
+        if self.direct:
+            parts.append(f"{len(self.direct)} load(s) addressed from the induction variable")
+        return ", ".join(parts)
+
     @property
     def row_map(self) -> dict:
         """{iter position: RowLayout} of the carried row vectors (with accumulators only)."""
@@ -55,6 +75,7 @@ class LoopPlan:
 class CudaPlan:
     loops: dict = field(default_factory=dict)       # scf.for -> LoopPlan
     access: dict = field(default_factory=dict)      # load / store -> elements per access
+    dots: dict = field(default_factory=dict)        # tt.dot -> MmaLayout (mma.sync) or None (FMA)
     layouts: dict = field(default_factory=dict)     # shape -> Layout chosen by a pass (not the default)
     hoisted: int = 0                                # branch loads issued before their scf.if
     remat: object = None                            # remat.Remat (None: nothing recomputed)
@@ -85,9 +106,13 @@ def plan_kernel(lw) -> CudaPlan:
         if isinstance(o, ops.ForOp):
             p.loops[o] = plan_loop(lw, o)
     from .rules_memory import vector_width
+    from .rules_mma import plan_for_dot
     for o in lw.func.walk():
         if isinstance(o, (ops.LoadOp, ops.StoreOp)):
             p.access[o] = vector_width(lw, o, o.ptr, o.mask, o.ptr.type.element.element)
+        elif isinstance(o, ops.DotOp):     # a row region's dots: its forced layout
+            ml = plan_for_dot(lw, o)
+            p.dots[o] = ml if getattr(lw, "use_mma", True) else None
     return p
 
 
@@ -286,6 +311,14 @@ def print_plan(lw) -> str:
             why = f" (no cp.async ring: {lp.reason})" if lp.reason else ""
             lines.append(f"  scf.for at {_loc(o)}: {lp.strategy}{why}")
             lines.extend("    " + s for s in _loop_lines(lp))
+        elif isinstance(o, ops.DotOp) and o in p.dots:
+            ml = p.dots[o]
+            m, k = o.a.type.shape[-2:]
+            ring = next((lp.ring for lp in p.loops.values() if lp.ring is not None and lp.ring.dot is o), None)
+            how = (f"in the loop's cp.async ring ({ring.consumer})" if ring is not None
+                   else f"mma {ml.shape} warps {ml.wm}x{ml.wn}" if ml is not None
+                   else "multiply-adds through shared memory")
+            lines.append(f"  tt.dot {m}x{o.b.type.shape[-1]}x{k} {o.a.type.element} at {_loc(o)}: {how}")
         elif isinstance(o, (ops.LoadOp, ops.StoreOp)) and o in p.access and o.ptr.type.shape:
             name = "tt.load" if isinstance(o, ops.LoadOp) else "tt.store"
             lines.append(f"  {name} {_access_ty(o)} at {_loc(o)}: width {p.access[o]}"
