@@ -2,10 +2,12 @@
 of a kernel compiled for a target, as ``python -m tilejit dump --stage cuda-plan``
 prints it.  No GPU is needed (the kernel is compiled to PTX, never launched).
 
-    # RUN: cuda-plan [--arch=90] [--warps=4] [--stages=3] [--tuning=name=0,...] [--attrs=k=v,...] [--kernel=NAME]
+    # RUN: cuda-plan [--arch=90] [--warps=4] [--stages=3] [--tuning=name=0,...] [--attrs=k=v,...]
+    #                 [--vectorize=0] [--kernel=NAME]
 
 ``--tuning``: CudaTuning fields switched (runtime/options.py), e.g. ``row_ring=0``;
-``--attrs``: integer launch options (``maxnreg=168``, ``min_ctas_per_sm=1``).
+``--attrs``: integer launch options (``maxnreg=168``, ``min_ctas_per_sm=1``);
+``--vectorize=0``: the ``vectorize`` option off (no analysis: every access per lane).
 """
 from runner import Run, register_mode
 
@@ -15,7 +17,7 @@ def mode_cuda_plan(func, run: Run) -> str:
     from tilejit.backends import get_backend
     from tilejit.runtime.options import CudaTuning, Options
     from tilejit.transforms import run_pipeline
-    options = Options(debug=True, backend="cuda")
+    options = Options(debug=True, backend="cuda", vectorize=str(run.extra.get("vectorize", 1)) != "0")
     tuning = str(run.extra.get("tuning", "") or "")
     if tuning:
         changes = {k: bool(int(v)) for k, v in (kv.split("=") for kv in tuning.split(","))}

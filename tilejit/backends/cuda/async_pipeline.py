@@ -201,8 +201,8 @@ def _versioned_fallbacks(func) -> dict:
 @contextmanager
 def fresh_thread_ids(lw, loop_op):
     """While lowering the body of ``loop_op``: ``lw.tid``/``lane``/``warp`` from a fresh
-    read of ``%tid.x`` when ``CudaTuning.fresh_tid`` is on and the body holds a dot loop."""
-    if not lw.tuning.fresh_tid or not _holds_dot_loop(loop_op):
+    read of ``%tid.x`` when the plan says so (:func:`wants_fresh_tid`)."""
+    if loop_op not in lw.plan.fresh_tid:
         yield
         return
     saved = (lw.tid, lw.lane, lw.warp)
@@ -212,6 +212,11 @@ def fresh_thread_ids(lw, loop_op):
         yield
     finally:
         lw.tid, lw.lane, lw.warp = saved
+
+
+def wants_fresh_tid(lw, loop_op) -> bool:
+    """``CudaTuning.fresh_tid`` is on and the body of ``loop_op`` holds a dot loop."""
+    return lw.tuning.fresh_tid and _holds_dot_loop(loop_op)
 
 
 def _holds_dot_loop(loop_op) -> bool:

@@ -150,12 +150,11 @@ def _check_shared_memory(func, arch: int, nbytes: int) -> None:
 
 
 def _ring_decisions(func, lw) -> dict:
-    """{dot loop: None (the cp.async ring) or why it kept the register path}, for
-    ``TILEJIT_EXPLAIN`` (analysis/explain.py)."""
+    """{dot loop: None (the cp.async ring) or why it kept the register path}, from the
+    plan's loops, for ``TILEJIT_EXPLAIN`` (analysis/explain.py)."""
     from .async_pipeline import _versioned_fallbacks
-    plans, rejects = getattr(lw, "_async_plans", {}), getattr(lw, "ring_rejects", {})
-    out = {o: rejects.get(o) for o in plans}
-    out.update(rejects)
+    out = {o: None if lp.ring is not None else lp.reason for o, lp in lw.plan.loops.items()
+           if lp.ring is not None or lp.reason is not None}
     for slow, fast in _versioned_fallbacks(func).items():
         if slow in out and out.get(fast, "") is None:
             out[slow] = f"{out[slow]} (the run-time fallback of a versioned loop)"

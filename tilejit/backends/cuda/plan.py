@@ -4,7 +4,7 @@ IR before any LLVM IR is emitted, and printed as the stage ``cuda-plan``.
     plan = plan_kernel(lw)        # lowering.Lowering.lower() calls it first
     plan.loops[for_op]            # LoopPlan: the loop's strategy and why
     plan.access[load_or_store]    # elements per vector access (analysis/access.py)
-    print_plan(func, plan)        # the stage's text (TILEJIT_DUMP_DIR, ``tilejit dump``)
+    print_plan(lw)                # the stage's text (TILEJIT_DUMP_DIR, ``tilejit dump``)
 
 The passes, in order: the branch loads hoisted (hoist_loads.py), the cp.async rings of
 dot loops (async_pipeline.prepare: their operand layouts get 16-byte chunks), the
@@ -12,9 +12,11 @@ operand layouts of loop-free dot kernels (rules_mma.widen_operand_chunks), the
 rematerialisation plan of row reductions (remat.py), each ``scf.for``'s strategy
 (:func:`plan_loop`: the choice among the cp.async ring, the row region and its cp.async
 ring, mma accumulators with rotated loads, or plain code), the vector width of every
-load and store and the layout of every dot (mma.sync, or multiply-adds; the dots of a
-cp.async ring are the ring's).  The register cap (occupancy.py) depends on what the rings emitted and is
-decided after lowering; the printed stage reports it.
+load and store, the layout of every dot (mma.sync, or multiply-adds; the dots of a
+cp.async ring are the ring's) and the loops around dot loops whose bodies read the
+thread index again (async_pipeline.fresh_thread_ids).  The register cap (occupancy.py)
+depends on what the rings emitted and is decided after lowering; the printed stage
+reports it.
 
 The lowering rules read the plan (``lw.plan``) and decide none of this themselves.
 """
@@ -76,6 +78,7 @@ class CudaPlan:
     loops: dict = field(default_factory=dict)       # scf.for -> LoopPlan
     access: dict = field(default_factory=dict)      # load / store -> elements per access
     dots: dict = field(default_factory=dict)        # tt.dot -> MmaLayout (mma.sync) or None (FMA)
+    fresh_tid: set = field(default_factory=set)     # loops whose body reads %tid.x again (around dot loops)
     layouts: dict = field(default_factory=dict)     # shape -> Layout chosen by a pass (not the default)
     hoisted: int = 0                                # branch loads issued before their scf.if
     remat: object = None                            # remat.Remat (None: nothing recomputed)
@@ -102,9 +105,12 @@ def plan_kernel(lw) -> CudaPlan:
     attrs = set(lw.kernel.attributes)
     p.remat = remat_start(lw)           # recompute cheap values after reductions (remat.py)
     p.min_ctas = 2 if set(lw.kernel.attributes) - attrs else 0
+    from .async_pipeline import wants_fresh_tid
     for o in lw.func.walk():
         if isinstance(o, ops.ForOp):
             p.loops[o] = plan_loop(lw, o)
+        if isinstance(o, (ops.ForOp, ops.WhileOp)) and wants_fresh_tid(lw, o):
+            p.fresh_tid.add(o)
     from .rules_memory import vector_width
     from .rules_mma import plan_for_dot
     for o in lw.func.walk():
@@ -311,6 +317,8 @@ def print_plan(lw) -> str:
             why = f" (no cp.async ring: {lp.reason})" if lp.reason else ""
             lines.append(f"  scf.for at {_loc(o)}: {lp.strategy}{why}")
             lines.extend("    " + s for s in _loop_lines(lp))
+        if o in p.fresh_tid:
+            lines.append(f"    {o.name} body: %tid.x read again at the top of each iteration")
         elif isinstance(o, ops.DotOp) and o in p.dots:
             ml = p.dots[o]
             m, k = o.a.type.shape[-2:]
