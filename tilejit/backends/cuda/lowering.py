@@ -63,6 +63,13 @@ class Lowering:
         self.pipeline = not self.sanitize               # sanitize: accesses stay in program order
         self.plan = None                    # plan.CudaPlan: every decision, made before lowering
         self.iter_slices = {}               # load -> its pipeline.IterSlice (plan.iter_slice)
+        self._async_plans = {}              # scf.for -> async_pipeline.AsyncPlan (prepare)
+        self.ring_rejects = {}              # dot loop -> why it keeps the register path
+        self.forced_ml = {}                 # dot -> MmaLayout forced by a row region (mma_rows)
+        self.hoisted_a = {}                 # dot -> A fragments read before its loop (mma_rows)
+        self.ring_b = {}                    # dot -> its B tile's ring stage (rows_ring, per iteration)
+        self._yielded = None                # the tiles a region's terminator yields (rules_control)
+        self._print_fmts = {}               # format text -> its global string (device_print)
         self.threads = num_warps * 32
         self.facts, self.vectorize = facts, vectorize
         self.predicated = func.attrs.get("predicated_access", True)   # @p ld/st, no branches

@@ -117,8 +117,7 @@ def plan_kernel(lw) -> CudaPlan:
         if isinstance(o, (ops.LoadOp, ops.StoreOp)):
             p.access[o] = vector_width(lw, o, o.ptr, o.mask, o.ptr.type.element.element)
         elif isinstance(o, ops.DotOp):     # a row region's dots: its forced layout
-            ml = plan_for_dot(lw, o)
-            p.dots[o] = ml if getattr(lw, "use_mma", True) else None
+            p.dots[o] = plan_for_dot(lw, o)
     return p
 
 
@@ -127,7 +126,7 @@ def plan_loop(lw, op) -> LoopPlan:
     from .async_pipeline import plan_for
     from .mma_rows import plan_rows
     aplan = plan_for(lw, op)
-    reason = getattr(lw, "ring_rejects", {}).get(op)
+    reason = lw.ring_rejects.get(op)
     if aplan is not None:
         return LoopPlan("cp.async ring", None, ring=aplan)
     rplan = plan_rows(lw, op) if lw.pipeline else None
@@ -188,7 +187,7 @@ def _mma_carried(lw, op):
         scaled = d.acc is not body.args[i + 1] and row_scaled_acc(op, d.acc, body.args[i + 1])
         if d.acc is body.args[i + 1] or scaled:
             ml = plan_for_dot(lw, d)
-            if ml is not None and getattr(lw, "use_mma", True):
+            if ml is not None:
                 out[i] = ml
                 if scaled:      # lower_dot_mma scales the rows itself
                     lw.deferred[d.acc.op] = scaled

@@ -142,7 +142,7 @@ def plan(lw, for_op, rplan, hoisted=()):
     A fragments are read before the loop), or None."""
     from .pipeline import _writes, recurrences
     if (not lw.tuning.row_ring or rplan is None or lw.arch < 80 or lw.facts is None or not lw.vectorize
-            or lw.sanitize or not getattr(lw, "pipeline", True) or _writes(for_op)):
+            or lw.sanitize or not lw.pipeline or _writes(for_op)):
         return None
     body = for_op.body
     body_vals = {r for o in body.walk() for r in o.results}
@@ -380,7 +380,7 @@ def _iteration(lw, op, plan, ring, iv, carried, rs, carry, rows):
         extra = [_first(lw, ring, first, _wrap(lw, rs, plan.stages), wait=False)]
         lw.values[first.dot.result] = carried[n]
         gone[first.dot] = frozenset()
-    lw.__dict__.setdefault("ring_b", {}).update(
+    lw.ring_b.update(
         {rl.dot: (b.add(stage, lw.i32(rl.offset)), rl) for rl in plan.loads})
     nxt = _lower_body(lw, op, iv, carried[:n], gone, _private)
     for rl in plan.loads:

@@ -404,7 +404,7 @@ def _unflatten(lw, flat, shape):
 def _vprintf(lw, text, vals, own):
     """``vprintf(text, {vals})`` where ``own`` holds (every thread for None)."""
     vprintf = lw.intrinsic("vprintf", T.I32, [ir.PointerType(), ir.PointerType()])
-    fmts = lw.__dict__.setdefault("_print_fmts", {})
+    fmts = lw._print_fmts
     if text not in fmts:
         fmts[text] = _cstring(lw, text)
     fmt = fmts[text]
