@@ -190,7 +190,7 @@ def main(argv=None) -> int:
     s.add_argument("--only", nargs="*", default=[], help="bench row keys (default: all)")
     t = sub.add_parser("save-tests")
     t.add_argument("dir")
-    t.add_argument("tests", nargs="+", help="pytest files (and -k ...) whose CUDA compiles are saved")
+    t.add_argument("tests", nargs=argparse.REMAINDER, help="pytest files (and -k ...) whose CUDA compiles are saved")
     c = sub.add_parser("compare")
     c.add_argument("before")
     c.add_argument("after")
