@@ -152,3 +152,17 @@ def test_cuda_plan_reasons_for_dots_and_accesses():
     q = [ln for ln in text.splitlines() if "test_attention_rows.py:27:" in ln]
     assert len(q) == 1 and "8 lanes x 2 B per access (1-byte aligned); planned: 1 per access " \
                            "(a vector access needs an address aligned to its size)" in q[0]
+
+
+def test_cuda_plan_notes_for_the_layer_norm_backward():
+    """Tutorial 05's dx kernel on cuda: the hoisted branch loads and the remat plan."""
+    from tests.shared_kernels import script_kernels
+    fn = script_kernels("layer_norm.py")["_layer_norm_bwd_dx_fused"]
+    sig = {"DX": "*fp16", "DY": "*fp16", "DW": "*fp16", "DB": "*fp16", "X": "*fp16", "W": "*fp16",
+           "Mean": "*fp32", "Rstd": "*fp32", "Lock": "*i32", "stride": "i32", "N": "i32"}
+    k = tilejit.compile(fn, signature=sig, constexprs={"GROUP_SIZE_M": 64, "BLOCK_SIZE_N": 8192},
+                        divisible_by_16=tuple(sig), target="cuda:90", num_warps=8)
+    text = explain(k, k.func)
+    assert "  2 load(s) of a branch issued before it" in text
+    assert "values recomputed after 2 reduction(s) instead of held across them" in text
+    assert ".minnctapersm 2" in text

@@ -17,6 +17,8 @@ proven and the source expression it was lost at (``file:line:col``)::
   and the strategy the planning stage (``backends/cuda/plan.py``) gave the dot's loop
   (a row region and its ring, mma accumulators with loads rotated a tile ahead, ...).
 * Reductions: the reduced shape and axis.
+* Kernel-level decisions of the cuda plan: branch loads hoisted, values recomputed after
+  reductions (``CompiledKernel.plan_notes``), the register cap.
 The backend's own layout may use fewer lanes than proven; the report says what is proven.
 """
 from __future__ import annotations
@@ -223,6 +225,7 @@ def explain(kernel, func) -> str:
     if cap:
         lines.append(f"  registers capped at {cap} per thread for two CTAs per SM: every dot on the "
                      "expected path runs in a wgmma ring (backends/cuda/occupancy.py)")
+    lines.extend("  " + note for note in getattr(kernel, "plan_notes", ()))
     return "\n".join(lines)
 
 

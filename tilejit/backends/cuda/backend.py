@@ -57,6 +57,7 @@ class CudaKernel(CompiledKernel):
     loop_plans = None        # {scf.for: plan.LoopPlan}: the planning stage's loop strategies
     access_widths = None     # {load/store: elements per access}: the planning stage's widths
     access_limits = None     # analysis.access.AccessLimits of the target
+    plan_notes = ()          # the plan's kernel-level decisions, one line each (explain)
     grid_bound = None        # (bx, by, bz) the code was compiled under (GRID_BOUND), or None
     _general = None          # () -> the variant compiled without a grid bound
 
@@ -207,7 +208,7 @@ class CudaBackend(Backend):
                           tuning=getattr(options, "cuda", None))
         _check_shared_memory(func, arch, lw.smem_bytes)
         opt, ptx = tgt.llvm_to_ptx(lw.text, arch, lw.arch_specific)
-        from .plan import print_plan
+        from .plan import plan_notes, print_plan
         asm = {"ttir": _printer(func), "cuda-plan": print_plan(lw), "llir": lw.text, "llir_opt": opt, "ptx": ptx}
         kernel = CudaKernel(func.name, func, asm, arch, num_warps, lw.smem_bytes)
         kernel.reports, kernel.sanitize = lw.reports, lw.sanitize
@@ -216,6 +217,7 @@ class CudaBackend(Backend):
         kernel.loop_plans = lw.plan.loops   # scf.for -> plan.LoopPlan (explain)
         kernel.access_widths = lw.plan.access   # load/store -> elements per access (explain)
         kernel.access_limits = CUDA_ACCESS
+        kernel.plan_notes = plan_notes(lw.plan)
         kernel.reg_cap = lw.reg_cap         # occupancy.py's register cap (None: none)
         if bound is not None:
             kernel.grid_bound = bound

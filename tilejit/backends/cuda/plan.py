@@ -302,6 +302,19 @@ def _loop_lines(lp) -> list:
     return out
 
 
+def plan_notes(p: CudaPlan) -> list:
+    """The kernel-level decisions of ``p`` that ``explain`` reports, one line each."""
+    out = []
+    if p.hoisted:
+        out.append(f"{p.hoisted} load(s) of a branch issued before it: the same addresses are "
+                   "stored after it on every path (backends/cuda/hoist_loads.py)")
+    if p.remat is not None:
+        out.append(f"values recomputed after {len(p.remat.plan.points)} reduction(s) instead of held "
+                   "across them (backends/cuda/remat.py)"
+                   + (f"; .minnctapersm {p.min_ctas}: what stays held fits two CTAs per SM" if p.min_ctas else ""))
+    return out
+
+
 def print_plan(lw) -> str:
     """The ``cuda-plan`` stage: the plan of ``lw`` (after lowering: with the register cap)."""
     p, func = lw.plan, lw.func
@@ -338,4 +351,4 @@ def print_plan(lw) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["CudaPlan", "LoopPlan", "plan_kernel", "plan_loop", "print_plan", "iter_slice"]
+__all__ = ["CudaPlan", "LoopPlan", "plan_kernel", "plan_loop", "plan_notes", "print_plan", "iter_slice"]
