@@ -317,7 +317,9 @@ def plan_notes(p: CudaPlan) -> list:
 
 def print_plan(lw) -> str:
     """The ``cuda-plan`` stage: the plan of ``lw`` (after lowering: with the register cap)."""
+    from .async_pipeline import _versioned_fallbacks
     p, func = lw.plan, lw.func
+    fallbacks = _versioned_fallbacks(func)
     lines = [f"cuda-plan @{func.name} (sm_{lw.arch}, {lw.num_warps} warps)"]
     for shape, lay in sorted(p.layouts.items(), key=lambda kv: str(kv[0])):
         lines.append(f"  layout {'x'.join(map(str, shape))}: {lay.vec}-element chunks")
@@ -327,7 +329,9 @@ def print_plan(lw) -> str:
         if isinstance(o, ops.ForOp) and o in p.loops:
             lp = p.loops[o]
             why = f" (no cp.async ring: {lp.reason})" if lp.reason else ""
-            lines.append(f"  scf.for at {_loc(o)}: {lp.strategy}{why}")
+            copy = ("the run-time fallback of a versioned loop: " if o in fallbacks else
+                    "the fast copy of a versioned loop: " if o in fallbacks.values() else "")
+            lines.append(f"  scf.for at {_loc(o)}: {copy}{lp.strategy}{why}")
             lines.extend("    " + s for s in _loop_lines(lp))
         if o in p.fresh_tid:
             lines.append(f"    {o.name} body: %tid.x read again at the top of each iteration")
