@@ -1,6 +1,6 @@
 """Golden mode ``cuda-plan``: the cuda backend's planning stage (backends/cuda/plan.py)
-of a kernel compiled for a target, as ``python -m tilejit dump --stage cuda-plan``
-prints it.  No GPU is needed (the kernel is compiled to PTX, never launched).
+of a kernel lowered for a target (``CudaBackend.plan_text``: the text ``python -m tilejit
+dump --stage cuda-plan`` prints, without making the PTX).  No GPU is needed.
 
     # RUN: cuda-plan [--arch=90] [--warps=4] [--stages=3] [--tuning=name=0,...] [--attrs=k=v,...]
     #                 [--vectorize=0] [--kernel=NAME]
@@ -29,4 +29,4 @@ def mode_cuda_plan(func, run: Run) -> str:
     attrs = str(run.extra.get("attrs", "") or "")
     for k, v in (kv.split("=") for kv in attrs.split(",") if kv):
         func.attrs[k] = int(v)
-    return get_backend("cuda").compile(func, options).asm["cuda-plan"]
+    return get_backend("cuda").plan_text(func, options)

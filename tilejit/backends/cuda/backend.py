@@ -180,10 +180,10 @@ class CudaBackend(Backend):
         from .driver import cuda_available
         return cuda_available()
 
-    def compile(self, func, options=None, bounded: bool = True) -> CudaKernel:
-        """``bounded``: the analysis may assume :data:`GRID_BOUND` programs per axis
-        (only kept when it changes an access plan; launches beyond it recompile
-        without)."""
+    def lower(self, func, options=None, bounded: bool = True):
+        """``(lw, facts, grid bound)``: ``func`` checked for its target, versioned
+        (align_version), analysed, planned and lowered to LLVM IR (``lw``: the
+        :class:`~.lowering.Lowering`, its ``plan`` the planning stage's); no PTX yet."""
         arch = func.attrs.get("target") or func.attrs.get("arch")   # arch: the launch keyword
         arch = tgt.parse_target(arch) if arch else self.default_arch()
         num_warps = int(func.attrs.get("num_warps", 4))
@@ -206,6 +206,19 @@ class CudaBackend(Backend):
                           getattr(options, "vectorize", True) if options else True,
                           sanitize=bool(getattr(options, "sanitize", False)),
                           tuning=getattr(options, "cuda", None))
+        return lw, facts, bound
+
+    def plan_text(self, func, options=None) -> str:
+        """The ``cuda-plan`` stage of ``func`` alone (lowered, no PTX made): goldens, tools."""
+        from .plan import print_plan
+        return print_plan(self.lower(func, options)[0])
+
+    def compile(self, func, options=None, bounded: bool = True) -> CudaKernel:
+        """``bounded``: the analysis may assume :data:`GRID_BOUND` programs per axis
+        (only kept when it changes an access plan; launches beyond it recompile
+        without)."""
+        lw, facts, bound = self.lower(func, options, bounded)
+        arch, num_warps = lw.arch, lw.num_warps
         _check_shared_memory(func, arch, lw.smem_bytes)
         opt, ptx = tgt.llvm_to_ptx(lw.text, arch, lw.arch_specific)
         from .plan import plan_notes, print_plan
