@@ -95,4 +95,25 @@ def plan_access(facts, ptr: Value, mask: Value | None, limits: AccessLimits,
     return AccessPlan(p.width, max(1, min(p.align, p.width * size)), lane_mask)
 
 
-__all__ = ["AccessLimits", "AccessPlan", "SCALAR", "element_bytes", "plan_access"]
+def access_plans(func, facts, limits: AccessLimits) -> list:
+    """The plan of every load and store of ``func``, in order."""
+    from ..ir import ops
+    return [plan_access(facts, o.ptr, o.mask, limits) for o in func.walk()
+            if isinstance(o, (ops.LoadOp, ops.StoreOp))]
+
+
+def bounded_facts(func, limits: AccessLimits, grid_bound):
+    """``(facts, grid_bound)``: the analysis under ``grid_bound`` programs per axis when
+    that changes an access plan under ``limits`` (the kernel then checks every launch's
+    grid and runs a variant compiled without the bound beyond it), else the analysis
+    without a bound and None.  The cpu and cuda backends' bounded compiles."""
+    from . import analyze
+    free = analyze(func)
+    tight = analyze(func, grid_bound=grid_bound)
+    if access_plans(func, tight, limits) == access_plans(func, free, limits):
+        return free, None
+    return tight, grid_bound
+
+
+__all__ = ["AccessLimits", "AccessPlan", "SCALAR", "access_plans", "bounded_facts", "element_bytes",
+           "plan_access"]

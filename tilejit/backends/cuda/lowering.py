@@ -60,8 +60,16 @@ class Lowering:
         self.sanitize = bool(sanitize)                  # bounds checks (sanitize.py)
         self.reports = wants_reports(func, sanitize)    # + buffer table and error record params
         self.accesses, self.asserts, self.failed = [], [], None
-        if self.sanitize:
-            self.pipeline = False                       # accesses stay in program order
+        self.pipeline = not self.sanitize               # sanitize: accesses stay in program order
+        self.plan = None                    # plan.CudaPlan: every decision, made before lowering
+        self.iter_slices = {}               # load -> its pipeline.IterSlice (plan.iter_slice)
+        self._async_plans = {}              # scf.for -> async_pipeline.AsyncPlan (prepare)
+        self.ring_rejects = {}              # dot loop -> why it keeps the register path
+        self.forced_ml = {}                 # dot -> MmaLayout forced by a row region (mma_rows)
+        self.hoisted_a = {}                 # dot -> A fragments read before its loop (mma_rows)
+        self.ring_b = {}                    # dot -> its B tile's ring stage (rows_ring, per iteration)
+        self._yielded = None                # the tiles a region's terminator yields (rules_control)
+        self._print_fmts = {}               # format text -> its global string (device_print)
         self.threads = num_warps * 32
         self.facts, self.vectorize = facts, vectorize
         self.predicated = func.attrs.get("predicated_access", True)   # @p ld/st, no branches
@@ -114,20 +122,14 @@ class Lowering:
             if not isinstance(el, T.PointerType) and el.kind == "bool":
                 v = self.b.icmp_unsigned("!=", p, ir.Constant(T.I8, 0))
             self.values[arg.value] = Tile([v], None)
-        from .async_pipeline import prepare
-        from .remat import start as remat_start
-        if not self.sanitize and self.tuning.hoist_branch_loads:
-            from .hoist_loads import hoist_branch_loads
-            hoist_branch_loads(self.func)   # a branch's loads issued before it (hoist_loads.py)
-        prepare(self)
-        from .rules_mma import widen_operand_chunks
-        widen_operand_chunks(self)          # loop-free dot kernels: 16-byte operand loads
-        self.remat = remat_start(self)      # recompute cheap values after reductions (remat.py)
+        from .plan import plan_kernel
+        self.remat = plan_kernel(self).remat    # every decision first (plan.py)
         self.lower_block(self.func.block)
         if not self.b.block.is_terminated:
             self.b.ret_void()
         from .occupancy import cap_registers
         cap_registers(self)                 # two CTAs per SM for wgmma-ring kernels (occupancy.py)
+        self.plan.reg_cap = self.reg_cap
         self._finish_smem()
         return str(self.module)
 

@@ -27,7 +27,8 @@ CUDA_ACCESS = AccessLimits(max_bytes=16, aligned=True, lane_mask=False, bools=Fa
 def vector_width(lw, op, ptr_value, mask_value, el) -> int:
     """Elements per vector access for ``op``'s chunks through ``ptr_value`` (elements
     ``el``) under ``mask_value`` (1 = scalar accesses): the access plan's width, at most
-    a chunk of the blocked layout."""
+    a chunk of the blocked layout.  The planning stage (plan.py) asks; the rules read
+    its answer from ``lw.plan``."""
     lay = lw.layout(ptr_value.type)
     if lay is None or lay.vec == 1 or not lw.vectorize or lw.sanitize:
         return 1
@@ -152,7 +153,7 @@ def _other_regs(lw, op, el, n):
 def _load(lw, op):
     ptile = lw.get(op.ptr)
     masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptile.regs)
-    w = vector_width(lw, op, op.ptr, op.mask, op.ptr.type.element.element)
+    w = lw.plan.access[op]              # elements per access (plan.py)
     if lw.sanitize:
         masks = check_slots(lw, op, ptile.regs, masks, T.mem_size(op.ptr.type.element.element),
                             ptile.layout)
@@ -202,7 +203,7 @@ def _store(lw, op):
     ptrs = ptile.regs
     vals = [_to_mem(lw, v, el) for v in lw.get(op.value).regs]
     masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
-    w = vector_width(lw, op, op.ptr, op.mask, el)
+    w = lw.plan.access[op]              # elements per access (plan.py)
     if lay is None:   # a scalar store: one thread writes
         masks = [_and(lw, masks[0], lw.b.icmp_unsigned("==", lw.tid, lw.i32(0)))]
     if scatter.wants_relayout(lw, op.ptr, lay, w):

@@ -90,7 +90,7 @@ def widen_operand_chunks(lw):
 
 
 def plan_for_dot(lw, dot_op):
-    forced = getattr(lw, "forced_ml", {}).get(dot_op)     # mma_rows: a row region's dots
+    forced = lw.forced_ml.get(dot_op)     # mma_rows: a row region's dots
     if forced is not None:
         return forced
     return plan(lw, dot_op.a.type, dot_op.b.type, dot_op.acc.type)
@@ -344,7 +344,7 @@ def _dot_register_a(lw, op, ml, afr):
     acc = _scaled_acc(lw, op, ml) if op.acc.op in lw.deferred else to_mma(lw, lw.raw(op.acc), ml)
     (M, K), (_, N) = op.a.type.shape, op.b.type.shape
     kind = "f16" if op.a.type.element.name == "fp16" else "bf16"
-    ring = getattr(lw, "ring_b", {}).get(op)             # rows_ring: B in a cp.async ring
+    ring = lw.ring_b.get(op)             # rows_ring: B in a cp.async ring
     if ring is not None:
         from .rows_ring import ring_dot
         return Tile(ring_dot(lw, op, ml, afr, acc.regs, kind, ring), ml)

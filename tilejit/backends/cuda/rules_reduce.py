@@ -318,9 +318,9 @@ def _dot(lw, op):
     """acc + a @ b: a and b go to shared memory; each thread computes its acc slots
     with fp32 (or integer) multiply-adds."""
     from .rules_elementwise import cast_value
-    from .rules_mma import lower_dot_mma, plan_for_dot
-    ml = plan_for_dot(lw, op)
-    if ml is not None and getattr(lw, "use_mma", True):
+    from .rules_mma import lower_dot_mma
+    ml = lw.plan.dots[op]               # mma.sync layout, or None (plan.py)
+    if ml is not None:
         return [lower_dot_mma(lw, op, ml)]
     a, b_, acc = lw.get(op.a), lw.get(op.b), lw.get(op.acc)
     (M, K), (_, N) = op.a.type.shape, op.b.type.shape
