@@ -14,6 +14,10 @@ model profile, llama_3_8b (hidden 4096, intermediate 14336, vocabulary 128256, 3
 a token count inside their sweep.  The check: the op's output and input gradients
 against eager torch in float64 (the formulas of Liger's tests).
 
+Rows "Triton 01".."09": Triton's tutorials verbatim, the rows of bench_tutorials_cuda.py
+(kernels from tests/triton_scripts/, the same launch code and sizes), tutorial 03 as
+published (`% M` offsets, no hints).
+
 The processes, timing and report are those of bench/bench_tutorials_cuda.py (the same
 code): one child process with real Triton and one with tilejit behind the ``triton``
 alias per group of rows, CUDA-event medians with the L2 flushed, a failure row rather
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -251,6 +255,33 @@ ROWS = [
     _row("liger_kl_div", "Liger KL-div fwd+bwd", "kl_div", "_kldiv_kernel_forward + backward", kl_div, "losses"),
     _row("liger_jsd", "Liger JSD fwd+bwd", "jsd", "_jsd_kernel", jsd, "losses"),
 ]
+# Triton's tutorials, verbatim: bench_tutorials_cuda.py's rows (the same kernels from
+# tests/triton_scripts/, launch code and sizes), named after the upstream tutorial file.
+# Tutorial 03 is its own published kernel (`% M` offsets, no hints); tutorial 09's hinted
+# `matmul_kernel` is listed under 09.  All run in one child per implementation ("tutorials").
+TRITON_TUTORIAL = "triton 3.6: python/tutorials/{} (tests/triton_scripts/{}.py)"
+TUTORIALS = (   # (bench_tutorials_cuda.py key, title, upstream tutorial file)
+    ("vector_add", "Triton 01 vector add", "01-vector-add.py"),
+    ("softmax_4096", "Triton 02 fused softmax", "02-fused-softmax.py"),
+    ("matmul_03", "Triton 03 matmul (% M, no hints)", "03-matrix-multiplication.py"),
+    ("dropout", "Triton 04 low-memory dropout", "04-low-memory-dropout.py"),
+    ("layer_norm_fwd", "Triton 05 layer norm fwd", "05-layer-norm.py"),
+    ("layer_norm_bwd", "Triton 05 layer norm bwd", "05-layer-norm.py"),
+    ("attention", "Triton 06 fused attention fwd", "06-fused-attention.py (Triton 3.0's forward)"),
+    ("attention_causal", "Triton 06 fused attention fwd causal", "06-fused-attention.py (Triton 3.0's forward)"),
+    ("grouped_gemm", "Triton 08 grouped GEMM", "08-grouped-gemm.py"),
+    ("matmul", "Triton 09 matmul_kernel (hinted)", "09-persistent-matmul.py"),
+    ("persistent_matmul", "Triton 09 persistent matmul", "09-persistent-matmul.py"),
+)
+
+
+def _tutorial_row(key, title, upstream):
+    row = bt.BY_KEY[key]
+    return replace(row, key="tutorial_" + key, title=title, script="tutorials",
+                   source=TRITON_TUTORIAL.format(upstream, row.script) + ": " + row.kernels)
+
+
+ROWS += [_tutorial_row(*t) for t in TUTORIALS]
 BY_KEY = {r.key: r for r in ROWS}
 CORPUS = bt.Suite(BY_KEY, os.path.abspath(__file__), DEFAULT_OUT, title="kernel",
                   packages=("liger-kernel",))
