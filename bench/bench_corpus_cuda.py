@@ -131,6 +131,67 @@ def layer_norm(dev, small):
                          f"bf16 {c['T']}x{c['H']}", 4 * nbytes(x)))
 
 
+def _norm_inputs(dev, small, bias):
+    import torch
+    c = _llama(small)
+    x = torch.randn(c["T"], c["H"], device=dev, dtype=torch.bfloat16)
+    w = torch.randn(c["H"], device=dev, dtype=torch.bfloat16)
+    b = torch.randn(c["H"], device=dev, dtype=torch.bfloat16) if bias else None
+    dy = torch.randn(c["T"], c["H"], device=dev, dtype=torch.bfloat16)
+    return x, w, b, dy, f"bf16 {c['T']}x{c['H']}"
+
+
+def _norm_reference(x, w, b, dy):
+    """The float64 output and input/weight(/bias) gradients of RMSNorm (b None, Llama's
+    casting) or LayerNorm, by autograd."""
+    import torch
+    xs = [t.double().requires_grad_(True) for t in (x, w) + ((b,) if b is not None else ())]
+    if b is None:
+        y = xs[1] * (xs[0] * torch.rsqrt(xs[0].pow(2).mean(-1, keepdim=True) + 1e-6))
+    else:
+        y = torch.nn.functional.layer_norm(xs[0], (x.shape[-1],), xs[1], xs[2], 1e-6)
+    y.backward(dy.double())
+    return [y.detach()] + [t.grad for t in xs]
+
+
+def _kernel_case(shape, run, outputs, refs, tol, work, prepare=None):
+    def check():
+        errs = [bt.close(a, r, 0.0, tol) for a, r in zip(outputs(), refs)]
+        return max(e for e, _ in errs), all(ok for _, ok in errs), {}
+    return bt.Case(shape, run, check, outputs, work, "GB/s", prepare)
+
+
+def norm_kernel(kind, part):
+    """One Liger norm kernel alone, through its ops module's own host function
+    (``rms_norm_forward`` / ``rms_norm_backward`` with Liger's defaults: Llama casting,
+    dX in place of dY; ``layer_norm_forward`` / ``layer_norm_backward``)."""
+    def make(dev, small):
+        import torch
+        x, w, b, dy, shape = _norm_inputs(dev, small, kind == "layer_norm")
+        refs = _norm_reference(x, w, b, dy)
+        st = {}
+        if kind == "rms_norm":
+            from liger_kernel.ops.rms_norm import rms_norm_backward, rms_norm_forward
+            fwd = lambda: rms_norm_forward(x, w, 1e-6, 0.0, "llama", None)  # noqa: E731
+            y, _, rstd, block, warps, mode = fwd()
+            dy_in = dy.clone()
+            bwd = lambda: rms_norm_backward(dy_in, x, w, rstd, 0.0, mode, block, warps, True, None)  # noqa: E731
+            prepare = (lambda: dy_in.copy_(dy)) if part == "bwd" else None
+        else:
+            from liger_kernel.ops.layer_norm import layer_norm_backward, layer_norm_forward
+            fwd = lambda: layer_norm_forward(x, w, b, 1e-6)  # noqa: E731
+            y, _, mean, rstd, _, _ = fwd()
+            bwd = lambda: layer_norm_backward(dy, x, w, b, mean, rstd)  # noqa: E731
+            prepare = None
+
+        def run():
+            st["out"] = fwd()[:1] if part == "fwd" else bwd()
+        refs = refs[:1] if part == "fwd" else refs[1:]
+        work = (2 if part == "fwd" else 3) * nbytes(x)
+        return _kernel_case(shape, run, lambda: tuple(st["out"]), refs, 2e-2, work, prepare)
+    return make
+
+
 def rope(dev, small):
     import torch
     from liger_kernel.transformers.functional import liger_rope
@@ -243,6 +304,14 @@ ROWS = [
          rms_norm, "norms"),
     _row("liger_layer_norm", "Liger LayerNorm fwd+bwd", "layer_norm", "_layer_norm_forward_kernel + backward",
          layer_norm, "norms"),
+    _row("liger_rms_norm_fwd", "Liger RMSNorm fwd kernel", "rms_norm", "_rms_norm_forward_kernel",
+         norm_kernel("rms_norm", "fwd"), "norms"),
+    _row("liger_rms_norm_bwd", "Liger RMSNorm bwd kernel", "rms_norm", "_rms_norm_backward_kernel + dW sum",
+         norm_kernel("rms_norm", "bwd"), "norms"),
+    _row("liger_layer_norm_fwd", "Liger LayerNorm fwd kernel", "layer_norm", "_layer_norm_forward_kernel",
+         norm_kernel("layer_norm", "fwd"), "norms"),
+    _row("liger_layer_norm_bwd", "Liger LayerNorm bwd kernel", "layer_norm",
+         "_layer_norm_backward_kernel + dW/dB sums", norm_kernel("layer_norm", "bwd"), "norms"),
     _row("liger_rope", "Liger RoPE fwd+bwd", "rope", "_triton_rope (fwd, bwd)", rope, "elementwise"),
     _row("liger_swiglu", "Liger SwiGLU fwd+bwd", "swiglu", "_swiglu_forward_kernel + backward",
          _glu("swiglu"), "elementwise"),
