@@ -18,6 +18,10 @@ Rows "Triton 01".."09": Triton's tutorials verbatim, the rows of bench_tutorials
 (kernels from tests/triton_scripts/, the same launch code and sizes), tutorial 03 as
 published (`% M` offsets, no hints).
 
+Rows "Inductor ...": the kernels TorchInductor generates for tests/torch_compile/models.py's
+functions at GPU sizes, the output module captured once under Triton and loaded unchanged
+by both sides (bench/corpus_inductor.py says how).
+
 The processes, timing and report are those of bench/bench_tutorials_cuda.py (the same
 code): one child process with real Triton and one with tilejit behind the ``triton``
 alias per group of rows, CUDA-event medians with the L2 flushed, a failure row rather
@@ -33,6 +37,7 @@ from typing import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_tutorials_cuda as bt  # noqa: E402
+import corpus_inductor  # noqa: E402
 
 DEFAULT_OUT = os.path.join(bt.ROOT, "bench", "results", "corpus_cuda_h200.json")
 LIGER = "liger-kernel 0.8.5: liger_kernel/ops/{}.py"
@@ -351,6 +356,7 @@ def _tutorial_row(key, title, upstream):
 
 
 ROWS += [_tutorial_row(*t) for t in TUTORIALS]
+ROWS += corpus_inductor.rows(bt.Row)
 BY_KEY = {r.key: r for r in ROWS}
 CORPUS = bt.Suite(BY_KEY, os.path.abspath(__file__), DEFAULT_OUT, title="kernel",
                   packages=("liger-kernel",))

@@ -76,6 +76,16 @@ def definitions_source(path: str) -> str:
 
 _TMP = []
 _MODULES = {}
+_SHARED = []            # the run's directory both implementations' children see (child_main)
+
+
+def shared_dir() -> str:
+    """A directory shared by the children of one bench run (the Triton child writes what
+    the tilejit child reads: bench/corpus_inductor.py's captured Inductor code)."""
+    if not _SHARED:
+        _SHARED.append(tempfile.mkdtemp(prefix="tilejit_bench_shared_"))
+        atexit.register(shutil.rmtree, _SHARED[0], True)
+    return _SHARED[0]
 
 
 def kernels(stem: str):
@@ -551,6 +561,7 @@ def child_main(ns):
         install_triton_alias()
     import torch
     _TMP[:] = [os.path.join(ns.samples, "_src")]      # the parent removes its work directory
+    _SHARED[:] = [os.path.join(os.path.dirname(os.path.abspath(ns.samples)), "shared")]
     os.makedirs(_TMP[0], exist_ok=True)
     with open(ns.result, "a") as out:
         def emit(rec):
