@@ -171,7 +171,6 @@ def norm_kernel(kind, part):
     (``rms_norm_forward`` / ``rms_norm_backward`` with Liger's defaults: Llama casting,
     dX in place of dY; ``layer_norm_forward`` / ``layer_norm_backward``)."""
     def make(dev, small):
-        import torch
         x, w, b, dy, shape = _norm_inputs(dev, small, kind == "layer_norm")
         refs = _norm_reference(x, w, b, dy)
         st = {}

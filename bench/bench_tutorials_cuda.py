@@ -454,11 +454,14 @@ def bench_ms(fn, cuda, prepare=None, warmup_ms=25.0, rep_ms=100.0):
     import torch
     flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
     start.record()
     for _ in range(5):
         prepare()
         fn()
     end.record()
+    host = (time.perf_counter() - t0) * 1e3 / 5        # the host's time to queue one call
     torch.cuda.synchronize()
     est = max(start.elapsed_time(end) / 5, 1e-3)
     for _ in range(min(1000, max(1, int(warmup_ms / est)))):
@@ -466,8 +469,9 @@ def bench_ms(fn, cuda, prepare=None, warmup_ms=25.0, rep_ms=100.0):
         fn()
     n = min(1000, max(10, int(rep_ms / est)))
     ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
-    if hasattr(torch.cuda, "_sleep"):    # hold the GPU while the host queues the calls: the events
-        torch.cuda._sleep(int(2e6 * min(200.0, 0.1 * n)))  # time the kernels, not launch latency
+    if hasattr(torch.cuda, "_sleep"):    # hold the GPU while the host queues the calls (1.5x its
+        # measured queueing time, at least 0.1 ms a call, at most 0.2 s): the events time the kernels
+        torch.cuda._sleep(int(2e6 * min(200.0, n * max(0.1, 1.5 * host))))
     for s, e in ev:
         prepare()
         flush.zero_()
@@ -476,6 +480,30 @@ def bench_ms(fn, cuda, prepare=None, warmup_ms=25.0, rep_ms=100.0):
         e.record()
     torch.cuda.synchronize()
     return statistics.median(s.elapsed_time(e) for s, e in ev)
+
+
+def kernel_ms(fn, prepare=None, calls=5):
+    """Milliseconds per call that the GPU spends in kernels and copies (CUPTI, through
+    torch.profiler): the sum of the device activities of ``calls`` calls, less those
+    of ``prepare`` and the L2 flush measured alone -- device time whatever the host's
+    launch cost.  None when the profiler gives no device activity."""
+    import torch
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    prepare = prepare or (lambda: None)
+    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+
+    def device_us(body):
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                prepare()
+                flush.zero_()
+                body()
+            torch.cuda.synchronize()
+        return sum(e.time_range.elapsed_us() for e in prof.events() if e.device_type == DeviceType.CUDA)
+    total, pre = device_us(fn), device_us(lambda: None)
+    return (total - pre) / 1e3 / calls if total > 0 else None
 
 
 def wall_ms(fn, prepare=None, calls=20):
@@ -518,6 +546,10 @@ def run_row(row, dev, small, sample_dir):
     r["ms"] = bench_ms(case.run, cuda, case.prepare)
     if cuda:
         r["wall_ms"] = wall_ms(case.run, case.prepare, max(3, min(50, int(100 / max(r["ms"], 1e-3)))))
+        try:
+            r["kernel_ms"] = kernel_ms(case.run, case.prepare)
+        except Exception as e:      # no CUPTI: the events' figure stands alone
+            r["kernel_ms_error"] = first_line(e)
     r["rate"] = case.work / (r["ms"] * 1e-3) / (1e12 if case.unit == "TFLOP/s" else 1e9)
     return r
 
@@ -697,6 +729,8 @@ def combine(key, tj, tr, diff, rows=BY_KEY):
         out["max_abs_diff_vs_triton"] = diff
         if tj.get("ms") and tr.get("ms"):
             out["triton_over_tilejit"] = tr["ms"] / tj["ms"]
+        if tj.get("kernel_ms") and tr.get("kernel_ms"):
+            out["triton_over_tilejit_kernels"] = tr["kernel_ms"] / tj["kernel_ms"]
     return out
 
 
@@ -712,7 +746,7 @@ def fmt(v, spec=".4f"):
 
 def markdown(results, with_triton, title="tutorial"):
     cols = [title, "shape; config", "tilejit ms"]
-    cols += ["Triton ms", "Triton/tilejit", "max abs diff vs Triton"] if with_triton else []
+    cols += ["Triton ms", "Triton/tilejit", "kernels only", "max abs diff vs Triton"] if with_triton else []
     cols += ["tilejit max error vs torch", "status"]
     lines = ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
     for r in results:
@@ -720,7 +754,8 @@ def markdown(results, with_triton, title="tutorial"):
         cells = [r["tutorial"], r["shape"], fmt(tj.get("ms"))]
         if with_triton:
             trs = fmt(tr.get("ms")) if "ms" in tr else "Triton " + status(tr)[:70]
-            cells += [trs, fmt(r.get("triton_over_tilejit"), ".2f"), fmt(r.get("max_abs_diff_vs_triton"), ".3g")]
+            cells += [trs, fmt(r.get("triton_over_tilejit"), ".2f"), fmt(r.get("triton_over_tilejit_kernels"), ".2f"),
+                      fmt(r.get("max_abs_diff_vs_triton"), ".3g")]
         cells += [fmt(tj.get("err"), ".3g"), status(tj)]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
