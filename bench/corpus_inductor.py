@@ -116,9 +116,13 @@ def _arg_order(mod, inputs):
     a graph's inputs by first use, not by parameter position): each argument spec of the
     module's ``get_args`` (shape, stride, dtype) matched to the first unused input with
     that spec."""
+    import torch
     import torch._dynamo.testing as dt
     real = dt.rand_strided
-    dt.rand_strided = lambda size, stride, device=None, dtype=None, **_: (tuple(size), tuple(stride), dtype)
+
+    def spec(size, stride, dtype=torch.float32, device="cpu", extra_size=0):
+        return tuple(size), tuple(stride), dtype
+    dt.rand_strided = spec
     try:
         specs = mod.get_args()
     finally:
