@@ -1,4 +1,5 @@
-"""PTX of Liger-Kernel 0.8.5's RMSNorm and LayerNorm kernels (forward and backward) from
+"""PTX of Liger-Kernel 0.8.5's RMSNorm and LayerNorm kernels (forward and backward) and its
+cross-entropy kernel (fp32 4096 x 128256 rows, 32 warps) from
 tilejit (any machine) or Triton (``triton.compile(ASTSource)``: no GPU needed), at the
 corpus bench's size (bf16, 8192 x 4096, Liger's own block size and warps), with
 registers / spills / shared memory and an instruction histogram per kernel.
@@ -47,14 +48,23 @@ def kernels(tl):
               stride_rstd=1, DX_ptr=bf, stride_dx=i32, DW_ptr=f32, stride_dw=i32, DB_ptr=f32,
               stride_db=i32, DY_ptr=bf, stride_dy=i32, n_rows=i32, n_cols=i32,
               rows_per_program=ROWS_PER_PROGRAM, BLOCK_SIZE=H, COMPUTE_DW=True, COMPUTE_DB=True), 8),
+        ("cross_entropy", "liger_cross_entropy_kernel",
+         dict(X_ptr=f32, X_stride=i32, Y_ptr="*i64", Y_stride=1, weight_ptr=None, loss_ptr=f32,
+              z_loss_ptr=None, loss_stride=1, token_accuracy_ptr=None, token_accuracy_stride=i32,
+              predicted_tokens_ptr=None, predicted_tokens_stride=i32, n_cols=i32, n_non_ignore=i32,
+              sum_non_ignore_weight=i32, weight_sum="fp32", ignore_index="i32:odd", lse_square_scale=0.0,
+              label_smoothing=0.0, reduction="mean", softcap=None, RETURN_Z_LOSS=False,
+              RETURN_TOKEN_ACCURACY=False, RETURN_PREDICTED_TOKENS=False, BLOCK_SIZE=32768,
+              HAS_WEIGHT=False, HAS_SOFTCAPPING=False, HAS_GRADIENTS=True), 32),
     ]
 
 
 def split(params):
     """(signature, constexprs, names divisible by 16)."""
-    sig = {k: v.split(":")[0] for k, v in params.items() if isinstance(v, str)}
-    cex = {k: v for k, v in params.items() if not isinstance(v, str)}
-    div = tuple(k for k, v in params.items() if isinstance(v, str) and ":" not in v and v != "fp32")
+    runtime = {k: v for k, v in params.items() if isinstance(v, str) and (v[0] in "*if" or ":" in v)}
+    sig = {k: v.split(":")[0] for k, v in runtime.items()}
+    cex = {k: v for k, v in params.items() if k not in runtime}
+    div = tuple(k for k, v in runtime.items() if ":" not in v and v != "fp32")
     return sig, cex, div
 
 
