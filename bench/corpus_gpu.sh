@@ -17,12 +17,12 @@ nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv,noheader | te
 LIGER=liger_rms_norm_fwd,liger_rms_norm_bwd,liger_layer_norm_fwd,liger_layer_norm_bwd,liger_rms_norm
 LIGER=$LIGER,liger_layer_norm,liger_rope,liger_swiglu,liger_geglu,liger_cross_entropy,liger_flce
 LIGER=$LIGER,liger_kl_div,liger_jsd
-timeout 115 python bench/bench_corpus_cuda.py --only "$LIGER" --budget 105 --timeout 60 \
+timeout 108 python bench/bench_corpus_cuda.py --only "$LIGER" --budget 98 --timeout 60 \
     --out "$OUT/corpus_liger_h200.json" > "$OUT/corpus_liger.log" 2>&1
 echo "liger rc=$?"; tail -16 "$OUT/corpus_liger.log"
 REST=$(python -c "import sys; sys.path.insert(0, 'bench'); import bench_corpus_cuda as B; \
 keys = [k for k in B.BY_KEY if not k.startswith('liger_')]; \
 print(','.join(sorted(keys, key=lambda k: not k.startswith('inductor_'))))")
-timeout 115 python bench/bench_corpus_cuda.py --only "$REST" --budget 105 --timeout 90 \
+timeout 122 python bench/bench_corpus_cuda.py --only "$REST" --budget 112 --timeout 100 \
     --out "$OUT/corpus_tutorials_inductor_h200.json" > "$OUT/corpus_rest.log" 2>&1
 echo "tutorials+inductor rc=$?"; tail -24 "$OUT/corpus_rest.log"
