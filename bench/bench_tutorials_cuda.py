@@ -440,8 +440,9 @@ def bench_ms(fn, cuda, prepare=None, warmup_ms=25.0, rep_ms=100.0):
     """Median milliseconds of ``fn()``: CUDA events around each call after a warmup,
     with the L2 cache flushed (and ``prepare`` run) before each, untimed (as
     triton.testing.do_bench does), the calls queued behind a GPU sleep (~0.1 ms a call,
-    at most 0.2 s) so that host launch cost does not leak into the times; wall-clock
-    medians of a few calls on the CPU."""
+    at most 0.2 s; 1.5x the host's measured time to queue a call where that is longer)
+    so that host launch cost does not leak into the times; wall-clock medians of a few
+    calls on the CPU."""
     prepare = prepare or (lambda: None)
     if not cuda:
         times = []
@@ -773,7 +774,9 @@ def meta_of(ns, versions_):
     timing = ("median wall-clock of 3 calls (smoke: cpu backend, tiny shapes)" if ns.smoke else
               "median of per-call CUDA-event times, L2 flushed (256 MB memset) before each call, "
               "after ~25 ms of warmup; ~100 ms of calls (10..1000), queued behind a GPU sleep "
-              "(device time; host launch overhead excluded)")
+              "of 1.5x the host's measured queueing time (device time; host launch overhead "
+              "excluded); kernel_ms: CUPTI device activity per call (kernels and copies, "
+              "preparation and flush subtracted); wall_ms: back-to-back calls, one synchronize")
     return {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "smoke": ns.smoke,
             "device": "cpu" if ns.smoke else "cuda", "tilejit_commit": git_commit(),
             "python": platform.python_version(), **versions_, "timing": timing,
