@@ -96,3 +96,34 @@ def test_layer_norm_forward_rows(backend, rng, n_rows, n_cols):
     np.testing.assert_allclose(mean, ref_mean, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(rstd, ref_rstd, rtol=1e-5)
     np.testing.assert_allclose(y.astype(np.float64), ref, rtol=2e-3, atol=2e-3 * np.abs(ref).max())
+
+
+@tilejit.jit
+def rms_forward_rows(Y, X, W, Rstd, stride, n_cols, eps, BLOCK: tl.constexpr):
+    """Liger-Kernel's RMSNorm forward, Llama casting (on CUDA x is converted again after
+    its row sum: cuda/remat.py's small-saving rule)."""
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(X + row * stride + cols, mask=mask, other=0)
+    w = tl.load(W + cols, mask=mask, other=0)
+    xf = x.to(tl.float32)
+    rstd = 1.0 / tl.sqrt(tl.sum(xf * xf, axis=0) / n_cols + eps)
+    tl.store(Rstd + row, rstd)
+    tl.store(Y + row * stride + cols, (xf * rstd).to(X.dtype.element_ty) * w, mask=mask)
+
+
+@pytest.mark.parametrize("n_rows,n_cols", [(7, 1000), (3, 4096)])
+def test_rms_norm_forward_rows(backend, rng, n_rows, n_cols):
+    block = 1 << (n_cols - 1).bit_length()
+    x = (rng.standard_normal((n_rows, n_cols)) * 2).astype(np.float16)
+    w = rng.standard_normal(n_cols).astype(np.float16)
+    y = np.full_like(x, 7)
+    rstd = np.zeros(n_rows, np.float32)
+    rms_forward_rows[(n_rows,)](y, x, w, rstd, n_cols, n_cols, 1e-6, BLOCK=block, num_warps=8)
+    x64 = x.astype(np.float64)
+    ref_rstd = 1 / np.sqrt((x64 * x64).mean(1) + 1e-6)
+    np.testing.assert_allclose(rstd, ref_rstd, rtol=1e-5)
+    # the fp16 rounding of x * rstd before the weight, as the kernel does (ulp-level slack)
+    ref = (x64 * ref_rstd[:, None]).astype(np.float16).astype(np.float64) * w
+    np.testing.assert_allclose(y.astype(np.float64), ref, rtol=4e-3, atol=4e-3 * np.abs(ref).max())
