@@ -10,11 +10,22 @@
 #      tests/torch_compile/models.py: corpus_tutorials_inductor_h200.json
 # Each row: device time (CUDA events behind a GPU sleep), kernel_ms (CUPTI: kernels only)
 # and wall_ms (back-to-back calls: shows a host-bound launch path).
+#
+#   bash bench/corpus_gpu.sh ab       # ~1 min: the Liger norm kernels alone with remat off
+#       (TILEJIT_CUDA_TUNING=remat_reductions=0), beside the default run's figures: checks
+#       cuda/remat.py's rules on the H200 (RMSNorm fwd 40 vs 48 registers, LayerNorm fwd)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/triton_cache
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
-LIGER=liger_rms_norm_fwd,liger_rms_norm_bwd,liger_layer_norm_fwd,liger_layer_norm_bwd,liger_rms_norm
+NORMS=liger_rms_norm_fwd,liger_rms_norm_bwd,liger_layer_norm_fwd,liger_layer_norm_bwd
+if [ "${1:-}" = ab ]; then
+  TILEJIT_CUDA_TUNING=remat_reductions=0 timeout 100 python bench/bench_corpus_cuda.py --only "$NORMS" \
+      --budget 90 --timeout 60 --out "$OUT/corpus_norms_remat_off_h200.json" > "$OUT/corpus_ab.log" 2>&1
+  echo "remat off rc=$?"; tail -8 "$OUT/corpus_ab.log"
+  exit 0
+fi
+LIGER=$NORMS,liger_rms_norm
 LIGER=$LIGER,liger_layer_norm,liger_rope,liger_swiglu,liger_geglu,liger_cross_entropy,liger_flce
 LIGER=$LIGER,liger_kl_div,liger_jsd
 timeout 108 python bench/bench_corpus_cuda.py --only "$LIGER" --budget 98 --timeout 60 \
