@@ -117,3 +117,5 @@ def test_fast_bind_takes_launch_options_only():
     assert launcher._fast_bind(args, {"BLOCK": 16, "FLAG": True, "stream": 0}) is None     # general path
     assert launcher._fast_bind(args, {"BLOCK": 16, "num_warps": 8}) is None               # FLAG missing
     assert launcher._fast_bind(args + (16,), {"BLOCK": 16, "FLAG": 1}) is None            # BLOCK twice
+    assert launcher._fast_bind(args + (16, True), {"num_warps": 2}) == (args + (16, True), (("num_warps", 2),))
+    assert launcher._fast_bind(args + (16, True, 0), {}) == (args + (16, True, 0), ())     # the caller checks

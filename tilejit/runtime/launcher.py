@@ -295,7 +295,7 @@ class Launcher:
         nargs = len(args)
         if not kwargs:
             return args, ()
-        if nargs >= self.nparams:
+        if nargs > self.nparams:
             return None
         tail = self.tail_sets[nargs]
         if kwargs.keys() == tail:
