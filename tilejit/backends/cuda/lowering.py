@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...errors import TritonError
+from ...errors import LoweringError as CudaLoweringError
 from ...ir.core import RuleTable
 from ...ir.types import TileType
 from ..llvm.intrinsics import declare
@@ -33,10 +33,6 @@ class Tile:
     def scalar(self):
         assert self.layout is None
         return self.regs[0]
-
-
-class CudaLoweringError(TritonError):
-    pass
 
 
 class _KernelAttributes(ir.values.FunctionAttributes):
