@@ -11,7 +11,7 @@ from ..errors import CompilationError, for_user
 
 
 def build_ir(jitfn, arg_types: dict, constexprs: dict, specialization: dict | None = None,
-             keep_frames: bool = False) -> Function:
+             *, keep_frames: bool = False) -> Function:
     """Build the tile IR of ``jitfn`` specialized to ``arg_types`` and ``constexprs``.
 
     Every parameter not in ``constexprs`` becomes an IR argument, in signature order,
