@@ -5,7 +5,8 @@ module (in-function imports too), resolved to the tilejit package it names.
 
 ``tilejit.errors`` is the root (it imports nothing of tilejit); the IR, the language and
 the frontend never import the runtime, a backend or the compat layer (the runtime fills
-what they need: ``JITFunction`` derives from the language's ``JITCallable``)."""
+what they need: ``JITFunction`` derives from the language's ``JITCallable``); the passes
+read the options they are given."""
 import ast
 import pathlib
 
@@ -22,6 +23,7 @@ ALLOWED = {
     "language": {"errors", "ir"},
     "frontend": {"errors", "ir", "language"},
     "analysis": {"errors", "ir"},
+    "transforms": {"errors", "ir", "analysis"},
 }
 
 
