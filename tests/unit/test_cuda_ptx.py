@@ -341,22 +341,12 @@ def test_741_scattered_store_is_never_vectorised():
         assert not any(".v2" in s or ".v4" in s for s in stores), stores
 
 
-def _have_analysis():
-    try:
-        from tilejit.analysis import analyze  # noqa: F401
-        return True
-    except ImportError:
-        return False
-
-
-@pytest.mark.skipif(not _have_analysis(), reason="tilejit.analysis.analyze not available yet")
 def test_contiguous_copy_uses_16_byte_vectors():
     ptx = compile_cuda(copy_kernel()).asm["ptx"]
     assert re.search(r"ld\.global(\.\w+)*\.v4\.(b32|f32|u32)", ptx), ptx
     assert re.search(r"st\.global(\.\w+)*\.v4\.(b32|f32|u32)", ptx), ptx
 
 
-@pytest.mark.skipif(not _have_analysis(), reason="tilejit.analysis.analyze not available yet")
 def test_741_loads_of_contiguous_input_are_vectorised():
     ptx = compile_cuda(k741()).asm["ptx"]
     assert re.search(r"ld\.global(\.\w+)*\.v[24]\.", ptx), ptx
@@ -439,17 +429,6 @@ def test_backend_registered_and_unavailable_without_gpu():
 # ---------------------------------------------------------------------------
 # tilejit.compile from Python source (needs the frontend)
 # ---------------------------------------------------------------------------
-def _frontend():
-    try:
-        from tilejit.frontend import build_ir  # noqa: F401
-        return True
-    except ImportError:
-        return False
-
-
-needs_frontend = pytest.mark.skipif(not _frontend(), reason="frontend not available yet")
-
-
 import tilejit  # noqa: E402
 import tilejit.language as tl  # noqa: E402
 
@@ -476,7 +455,6 @@ def _jit_kernels():
     return copy, scatter741
 
 
-@needs_frontend
 @pytest.mark.parametrize("target", ["cuda:80", "cuda:90"])
 def test_compile_api_741_from_source(target):
     import tilejit
@@ -486,14 +464,13 @@ def test_compile_api_741_from_source(target):
     ptx = ker.asm["ptx"]
     assert {"ttir", "llir", "ptx"} <= set(ker.asm)
     assert not any(".v2" in s or ".v4" in s for s in _stores(ptx))
-    if _have_analysis():   # in_ptr0 + x2 and in_ptr1 + x2 are contiguous and aligned
-        assert re.search(r"ld\.global(\.\w+)*\.v2\.b64", ptx), ptx
-        assert re.search(r"ld\.global(\.\w+)*\.v4\.b32", ptx), ptx
+    # in_ptr0 + x2 and in_ptr1 + x2 are contiguous and aligned
+    assert re.search(r"ld\.global(\.\w+)*\.v2\.b64", ptx), ptx
+    assert re.search(r"ld\.global(\.\w+)*\.v4\.b32", ptx), ptx
     if tgt.find_ptxas():
         tgt.ptxas(ptx, int(target.split(":")[1]))
 
 
-@needs_frontend
 def test_compile_api_copy_vectorises_only_when_specialised():
     import tilejit
     copy, _ = _jit_kernels()
@@ -502,8 +479,7 @@ def test_compile_api_copy_vectorises_only_when_specialised():
                            target="cuda:90").asm["ptx"]
     plain = tilejit.compile(copy, signature=sig, constexprs={"BLOCK": 1024}, target="cuda:90").asm["ptx"]
     assert not re.search(r"\.global(\.\w+)*\.v[24]", plain)      # alignment unknown: scalar
-    if _have_analysis():
-        assert re.search(r"ld\.global(\.\w+)*\.v4\.b32", spec) and re.search(r"st\.global(\.\w+)*\.v4\.b32", spec)
+    assert re.search(r"ld\.global(\.\w+)*\.v4\.b32", spec) and re.search(r"st\.global(\.\w+)*\.v4\.b32", spec)
 
 
 def test_fp64_transcendentals_use_no_fp32_approximation():

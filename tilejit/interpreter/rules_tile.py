@@ -6,7 +6,7 @@ import numpy as np
 from ..ir import ops
 
 from . import numerics as nm
-from .errors import DeviceAssertError, OutOfBoundsError
+from ..errors import DeviceAssertError, OutOfBoundsError
 from .provenance import hint as pointer_hint
 from .rules import RULES
 

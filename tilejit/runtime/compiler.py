@@ -46,21 +46,19 @@ def build(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=()
     div16 = _by_name(divisible_by_16, all_names, "divisible_by_16")
     eq1 = _by_name(equal_to_1, all_names, "equal_to_1")
     spec = {n: (16 if n in div16 else 1, n in eq1) for n in arg_types}
-    func = build_ir(fn, arg_types, constexprs, spec, launch_options)
-    stages = {"ttir": _print(func)}
     from ..transforms import run_pipeline
     from .options import get_options
-    func = run_pipeline(func, options or get_options())
+    options = options or get_options()
+    func = build_ir(fn, arg_types, constexprs, spec, launch_options, keep_frames=options.traceback)
+    stages = {"ttir": _print(func)}
+    func = run_pipeline(func, options)
     stages["ttir_opt"] = _print(func)
     return func, stages
 
 
 def _print(func) -> str:
-    try:
-        from ..ir.printer import print_function
-        return print_function(func)
-    except Exception:
-        return f"<tile IR of {func.name}>"
+    from ..ir.printer import print_function
+    return print_function(func)
 
 
 @user_entry

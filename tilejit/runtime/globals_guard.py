@@ -74,9 +74,9 @@ def _is_value(v) -> bool:
     name not bound yet."""
     from ..ir.types import DType, PointerType
     from ..language.core import constexpr
-    from .jit import JITFunction
+    from ..language.jit_callable import JITCallable
     return v is _MISSING or isinstance(v, (type(None), bool, int, float, complex, str, bytes, tuple,
-                                           DType, PointerType, constexpr, JITFunction))
+                                           DType, PointerType, constexpr, JITCallable))
 
 
 def _reachable(jitfn) -> list:
