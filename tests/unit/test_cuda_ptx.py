@@ -534,11 +534,14 @@ def test_loop_free_dot_loads_fp16_operands_in_16_byte_chunks():
     if tgt.find_ptxas():
         tgt.ptxas(ptx, 90)
 
-    # a dot with an fp16 result (the multiply-add path, rules_reduce) loads the same way
+    # a dot with an fp16 result (rules_mma.lower_dot_mma_half_acc: mma with fp32
+    # accumulation, one rounding) loads the same way and stores 8 halves per access
     from test_dot_loop_free import dot_fp16_out
     ptx = tilejit.compile(dot_fp16_out, signature={"X": "*fp16", "Y": "*fp16", "Z": "*fp16"},
                           constexprs=dict(B=64), divisible_by_16=("X", "Y", "Z"), target="cuda:90").asm["ptx"]
     assert set(re.findall(r"ld\.global\.[\w.]+", ptx)) == {"ld.global.v4.b32"}
+    assert set(re.findall(r"st\.global\.[\w.]+", ptx)) == {"st.global.v4.b32"}
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx and "fma.rn" not in ptx
 
 
 def test_loop_free_dot_chunks_are_16_bytes_of_the_narrowest_tile():

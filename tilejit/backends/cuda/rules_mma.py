@@ -317,13 +317,16 @@ def _mma(lw, kind, a, bfrag, c):
     return [lw.b.extract_value(res, i) for i in range(4)]
 
 
-def lower_dot_mma(lw, op, ml: MmaLayout) -> Tile:
+def lower_dot_mma(lw, op, ml: MmaLayout, acc: Tile | None = None) -> Tile:
+    """``op`` on tensor cores; ``acc``: its accumulator already in ``ml`` (fp32), else
+    ``op.acc``'s."""
     from .mma_rows import register_a
-    afr = register_a(lw, op, ml) if ml.nt % 2 == 0 else None
+    afr = register_a(lw, op, ml) if ml.nt % 2 == 0 and acc is None else None
     if afr is not None:
         return _dot_register_a(lw, op, ml, afr)
     a, b_ = lw.get(op.a), lw.get(op.b)
-    acc = _scaled_acc(lw, op, ml) if op.acc.op in lw.deferred else to_mma(lw, lw.raw(op.acc), ml)
+    if acc is None:
+        acc = _scaled_acc(lw, op, ml) if op.acc.op in lw.deferred else to_mma(lw, lw.raw(op.acc), ml)
     (M, K), (_, N) = op.a.type.shape, op.b.type.shape
     sa, sb = K + PAD, N + PAD
     boff = (M * sa * 2 + 15) // 16 * 16
@@ -365,6 +368,25 @@ def lower_dot_mma(lw, op, ml: MmaLayout) -> Tile:
                 i = (mi * ml.nt + ni) * 4
                 regs[i:i + 4] = _mma(lw, kind, afr[mi], bfr[ni], regs[i:i + 4])
     return Tile(regs, ml)
+
+
+def lower_dot_mma_half_acc(lw, op) -> Tile | None:
+    """A dot of fp16/bf16 operands with an fp16/bf16 accumulator (``out_dtype``) on
+    tensor cores: the accumulator widened to fp32, ``mma.sync`` with fp32 accumulation,
+    the sum rounded once to the accumulator's type -- the reference interpreter's
+    semantics (products summed in fp32, one rounding).  None where mma does not apply."""
+    from ...ir.types import float32
+    cel = op.acc.type.element
+    if cel.name not in ("fp16", "bf16") or op.acc.op in lw.deferred:
+        return None
+    ml = plan(lw, op.a.type, op.b.type, op.acc.type.with_element(float32))
+    if ml is None:
+        return None
+    acc = lw.get(op.acc)
+    wide = Tile([ir.Constant(T.F32, float(v.constant)) if isinstance(v, ir.Constant)
+                 else lw.b.fpext(v, T.F32) for v in acc.regs], acc.layout)
+    out = to_flat(lw, lower_dot_mma(lw, op, ml, to_mma(lw, wide, ml)))
+    return Tile([lw.b.fptrunc(v, T.llvm_type(cel)) for v in out.regs], out.layout)
 
 
 def _dot_register_a(lw, op, ml, afr):
