@@ -165,8 +165,9 @@ def transposed_plan(lw, op):
     if not lw.tuning.transposed_access or lw.sanitize or not lw.vectorize or lw.facts is None \
             or len(ty.shape) != 2 or _in_loop(op):
         return None
-    (R, C), size = ty.shape, T.mem_size(ty.element.element)
-    if R * C * size > TRANSPOSED_MAX_BYTES or ty.element.element.kind == "bool":
+    el = ty.element.element
+    (R, C), size = ty.shape, T.mem_size(el)
+    if R * C * size > TRANSPOSED_MAX_BYTES or (not isinstance(el, T.PointerType) and el.kind == "bool"):
         return None
     inner = make_layout((C, R), lw.threads, max_vec=max(1, 16 // size))
     if inner.vec == 1 or not inner.exact:
@@ -191,7 +192,7 @@ def _in_loop(op) -> bool:
         o = b.parent.parent            # block -> region -> op
         if isinstance(o, (ops.ForOp, ops.WhileOp)):
             return True
-        b = o.parent if o is not None else None
+        b = getattr(o, "parent", None)
     return False
 
 
