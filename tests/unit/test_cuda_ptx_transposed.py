@@ -80,3 +80,14 @@ def test_masked_column_major_load():
     k = tilejit.compile(copy2d, signature=SIG, constexprs=dict(BM=64, BN=32, MASKED=True),
                         divisible_by_16=d16, equal_to_1=eq1, target="cuda:90")
     assert _accesses(k.asm["ptx"]) == ["ld.global.v4.b32", "st.global.b32"]
+
+
+def test_explain_names_the_access_along_dim_0():
+    from tilejit.analysis import analyze
+    from tilejit.analysis.explain import _access
+    eq1, d16 = _spec(True, False)
+    func, _ = build(copy2d, SIG, dict(BM=64, BN=32, MASKED=False), d16, eq1)
+    facts = analyze(func)
+    load = next(o for o in func.walk() if isinstance(o, ops.LoadOp))
+    text = _access(facts, load, "tl.load")
+    assert "contiguous along dim 0: on cuda (outside loops) 4 lanes x 4 B per access along dim 0" in text
