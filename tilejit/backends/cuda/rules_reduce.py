@@ -306,10 +306,13 @@ def _dot(lw, op):
     """acc + a @ b: a and b go to shared memory; each thread computes its acc slots
     with fp32 (or integer) multiply-adds."""
     from .rules_elementwise import cast_value
-    from .rules_mma import lower_dot_mma
+    from .rules_mma import lower_dot_mma, lower_dot_mma_half_acc
     ml = lw.plan.dots[op]               # mma.sync layout, or None (plan.py)
     if ml is not None:
         return [lower_dot_mma(lw, op, ml)]
+    half = lower_dot_mma_half_acc(lw, op)
+    if half is not None:
+        return [half]
     a, b_, acc = lw.get(op.a), lw.get(op.b), lw.get(op.acc)
     (M, K), (_, N) = op.a.type.shape, op.b.type.shape
     ael, bel, cel = op.a.type.element, op.b.type.element, op.acc.type.element
