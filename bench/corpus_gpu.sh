@@ -15,7 +15,7 @@
 #       (TILEJIT_CUDA_TUNING=remat_reductions=0), beside the default run's figures: checks
 #       cuda/remat.py's rules on the H200 (RMSNorm fwd 40 vs 48 registers, LayerNorm fwd)
 set -u
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/triton_cache
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/triton_cache
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
 NORMS=liger_rms_norm_fwd,liger_rms_norm_bwd,liger_layer_norm_fwd,liger_layer_norm_bwd
