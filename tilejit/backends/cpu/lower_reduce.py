@@ -7,27 +7,13 @@ import llvmlite.ir as ir
 
 from ...ir import ops
 from ...ir.types import int32
+from ..llvm.reductions import identity
 from ..llvm.scalar import apply_binary
-from ..llvm.types import I32, I64, constant, from_storage, storage_type, to_storage
+from ..llvm.types import I32, I64, from_storage, storage_type, to_storage
 from .lower import RULES, LoweringError
 from .tiles import BufTile, Tile, linear_index, strides_of, versioned
 
 _FAST = ("reassoc", "nsz", "contract")
-
-
-def identity(kind, dt):
-    if kind in ("sum", "xor_sum"):
-        return constant(dt, 0)
-    big = kind in ("min", "argmin")
-    if dt.kind == "float" and kind in ("max", "min"):
-        return constant(dt, float("nan"))    # maxnum/minnum skip it; all NaN stays NaN
-    if dt.kind == "float":
-        return constant(dt, float("inf") if big else float("-inf"))
-    if dt.kind == "bool":
-        return constant(dt, 1 if big else 0)
-    lo, hi = ((0, (1 << dt.bits) - 1) if dt.kind == "uint" else
-              (-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1))
-    return constant(dt, hi if big else lo)
 
 
 def combine(b, kind, acc, v, dt):
