@@ -21,7 +21,8 @@ from .vectorize import CPU_ACCESS, GRID_BOUND, choose_facts
 from .sanitize import EXTRA_SLOTS, OOB_BASE, buffer_table, raise_oob
 from ...runtime.validate import CUDA_MAX_YZ, MAX_PROGRAMS
 from .pool import Sizing, choose_threads, get_pool
-from .runner import (BIG_FRAME, ArgBuffer, DeviceAssertionError, arg_format, chunk_function,
+from ...errors import DeviceAssertionError
+from .runner import (BIG_FRAME, ArgBuffer, arg_format, chunk_function,
                      coerce_values, default_threads, run_on_worker, run_parallel)
 
 _LIBM_DONE = False

@@ -10,6 +10,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ...ir import ops
+from ..llvm.builder_utils import loop_condition, open_loop
 from ..llvm.types import I1, I32, I64, PTR, F64, storage_type, value_type
 from ..llvm.printing import line_format, value_spec
 from ..llvm.scalar import bf16_to_f32
@@ -170,20 +171,9 @@ def _for(ctx, op):
     lb, ub, step = ctx.get(op.lb), ctx.get(op.ub), ctx.get(op.step)
     signed = op.lb.type.element.kind == "int"
     carried = carried_of(ctx, op)
-    pre = b.block
-    head, body, done = ctx.em.new_block("for.head"), ctx.em.new_block("for.body"), ctx.em.new_block("for.done")
-    b.branch(head)
-    b.position_at_end(head)
-    iv = b.phi(lb.type)
-    iv.add_incoming(lb, pre)
+    pre, head, body, done, iv = open_loop(b, ctx.em.fn, "for", lb)
     carried.make_phis(pre)
-    cmp = b.icmp_signed if signed else b.icmp_unsigned
-    if isinstance(step, ir.Constant):
-        cond = cmp("<", iv, ub) if step.constant > 0 or not signed else cmp(">", iv, ub)
-    else:
-        pos = b.icmp_signed(">", step, ir.Constant(step.type, 0))
-        cond = b.select(pos, cmp("<", iv, ub), cmp(">", iv, ub))
-    b.cbranch(cond, body, done)
+    b.cbranch(loop_condition(b, iv, ub, step, signed), body, done)
     b.position_at_end(body)
     blk = op.body
     ctx.set(blk.args[0], iv)
