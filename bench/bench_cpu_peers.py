@@ -1,7 +1,7 @@
 """tilejit's CPU backend against numpy, numba, torch eager and torch.compile (issue 20).
 
     python bench/bench_cpu_peers.py [--threads 2] [--quick] [--no-compile] [--no-load]
-                                    [--only NAME] [--out bench/results]
+                                    [--only NAME] [--clock wall|cpu] [--out bench/results]
 
 Workloads (kernels: bench/kernels_cpu.py's add, softmax and matmul; bench/kernels_cpu_peers.py's
 row sum and Triton tutorial 05's layer norm forward):
@@ -28,7 +28,9 @@ softmax); torch.compile'd functions return new tensors.  numba, torch and torch.
 are optional: a missing one is skipped with a note.  Peers are interleaved inside each
 repetition and medians reported; ratio = tilejit / the best peer (throughput; for the
 launch row, the best peer's time / tilejit's).  ``--quick``: 3 repetitions, the middle
-sizes only, no torch.compile.  JSON (machine, versions, load average, date) goes to
+sizes only, no torch.compile.  ``--clock cpu --threads 1``: each call timed by the
+process's CPU time, which a loaded machine does not inflate (one thread everywhere, so
+that it is each framework's work).  JSON (machine, versions, load average, date) goes to
 bench/results/cpu-peers-<date>.json through bench_cpu.save_result.
 """
 from __future__ import annotations
@@ -156,9 +158,13 @@ def numba_kernels(nb):
 
 
 # ---------------------------------------------------------------- timing
+CLOCK = [time.perf_counter]   # --clock cpu: time.process_time (set by main)
+
+
 def measure(fns: dict, reps: int, inner: int = 1, warmup: int = 2) -> dict:
     """Median seconds per call of each function, peers interleaved per repetition
     (the order rotated, so that none always runs right after the same peer)."""
+    clock = CLOCK[0]
     for f in fns.values():
         for _ in range(warmup):
             f()
@@ -167,10 +173,10 @@ def measure(fns: dict, reps: int, inner: int = 1, warmup: int = 2) -> dict:
     for r in range(reps):                     # a different order each repetition
         for k in names[r % len(names):] + names[:r % len(names)]:
             f = fns[k]
-            t = time.perf_counter()
+            t = clock()
             for _ in range(inner):
                 f()
-            times[k].append((time.perf_counter() - t) / inner)
+            times[k].append((clock() - t) / inner)
     return {k: float(np.median(v)) for k, v in times.items()}
 
 
@@ -457,8 +463,15 @@ def main(argv=None):
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--no-load", action="store_true")
     ap.add_argument("--only", default="")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="cpu: the process's CPU time (needs --threads 1), which other "
+                         "processes on a busy machine do not inflate")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     args = ap.parse_args(argv)
+    if args.clock == "cpu":
+        if args.threads != 1:
+            ap.error("--clock cpu needs --threads 1 (CPU time adds up every thread's)")
+        CLOCK[0] = time.process_time
     reps = 3 if args.quick else args.reps
     P = Peers(args.threads, compile_=not (args.quick or args.no_compile))
     load_before = os.getloadavg()
@@ -485,11 +498,11 @@ def main(argv=None):
         print("note:", note)
     info = machine_info()
     info["versions"].update(P.versions)
-    doc = {**info, "threads": args.threads, "quick": args.quick, "notes": P.notes,
+    doc = {**info, "threads": args.threads, "quick": args.quick, "notes": P.notes, "clock": args.clock,
            "load_avg_before": load_before, "load_avg_after": os.getloadavg(),
            "command": "python bench/bench_cpu_peers.py " + " ".join(argv if argv is not None else sys.argv[1:]),
            "table": table(rows), "results": rows}
-    save_result(doc, args.out, "cpu-peers" + ("-quick" if args.quick else ""))
+    save_result(doc, args.out, "cpu-peers" + ("-quick" if args.quick else "") + ("-cputime" if args.clock == "cpu" else ""))
 
 
 if __name__ == "__main__":

@@ -134,7 +134,7 @@ def test_cpu_fuses_the_tutorial_loop(monkeypatch):
     a = rng.standard_normal((M, K)).astype(np.float32)
     b = rng.standard_normal((K, N)).astype(np.float32)
     c = np.full((M, N), np.nan, np.float32)
-    with use_options(backend="cpu"):
+    with use_options(backend="cpu", sanitize=False):           # sanitized loads keep the plain loop
         tilejit.jit(mm_steps.fn)[(1, 1)](a, b, c, K, K, 1, N, 1, N, 1, BM=M, BN=N, BK=16)
     assert seen == [4, 1]                                    # 4 at a time, then the one left
     _check(c, a, b)

@@ -285,7 +285,11 @@ class FloatDot:
 
     def _copy_a(self):
         """A SegmentedDot's A segments side by side in one row-major M x K buffer
-        (each segment read where its load read it when it may be, see lower_dot)."""
+        (each segment read where its load read it when it may be, see lower_dot).
+        With A read in place, each row's copy also prefetches (into L2) the K
+        elements that follow it in memory: in the tutorial loop the next fused dot's
+        A, whose rows (a page or more apart) the hardware prefetchers lose track of
+        (+1.5-4% on 1024^3 and 2048^3, Sapphire Rapids, cpu_matmul_notes.md)."""
         ctx, b, s, M, K = self.ctx, self.ctx.b, self.shape, self.M, self.K
         buf = ctx.alloca(self.cty, M * K)
         readers, k0 = [], 0
@@ -301,7 +305,14 @@ class FloatDot:
                     ld.align = _elem_align(self.cty)
                     st = b.store(ld, b.gep(buf, [b.add(b.mul(i, _c(K)), _c(k0 + off))], source_etype=self.cty))
                     st.align = _elem_align(self.cty)
+            if ahead is not None:            # the next fused dot's A: this row, K further
+                base = b.ptrtoint(ahead(i, _c(0), 0), I64)
+                for o in offs:
+                    _prefetch(b, b.add(base, _c(K * esz + o)))
             ctx.elem_cache = {}
+        esz = 8 if self.cty == F64 else 4
+        offs = sorted(set(range(0, K * esz, _LINE)) | {K * esz - esz})   # every line, aligned or not
+        ahead = readers[0][2] if self.parts[0].a_src is not None else None
         ctx.em.counted_loop(_c(0), _c(M), name="copy.a", body=row)
         return buf
 

@@ -38,6 +38,7 @@ import llvmlite.ir as ir
 
 from ...ir import ops
 from ...ir.types import float32, float64
+from ..llvm.builder_utils import open_loop
 from ..llvm.types import I64
 from .dot_microkernel import choose_shape, emit_float_dot
 from .lower_cf import carried_of, uniform_ptr_step
@@ -185,12 +186,7 @@ def _dot_loop(ctx, op, m, carried, lb, start):
     t = op.inits[m.slot].type
     cdt = float64 if t.element == float64 else float32
     ub, step = ctx.get(op.ub), op.step.op.value
-    pre = b.block
-    head, body, done = (ctx.em.new_block("dotloop." + n) for n in ("head", "body", "done"))
-    b.branch(head)
-    b.position_at_end(head)
-    iv = b.phi(lb.type)
-    iv.add_incoming(lb, pre)
+    pre, head, body, done, iv = open_loop(b, ctx.em.fn, "dotloop", lb)
     carried.make_phis(pre, start)
     wide = lambda v: b.sext(v, I64) if v.type != I64 else v      # noqa: E731
     last = b.add(wide(iv), ir.Constant(I64, (m.factor - 1) * step))
