@@ -75,6 +75,7 @@ class LoopPlan:
 
 @dataclass
 class CudaPlan:
+    """The decisions for one kernel (``lw.plan``), keyed by the tile-IR ops they are for."""
     loops: dict = field(default_factory=dict)       # scf.for -> LoopPlan
     access: dict = field(default_factory=dict)      # load / store -> elements per access
     dots: dict = field(default_factory=dict)        # tt.dot -> MmaLayout (mma.sync) or None (FMA)
