@@ -14,6 +14,14 @@ model profile, llama_3_8b (hidden 4096, intermediate 14336, vocabulary 128256, 3
 a token count inside their sweep.  The check: the op's output and input gradients
 against eager torch in float64 (the formulas of Liger's tests).
 
+Rows "Triton 01".."09": Triton's tutorials verbatim, the rows of bench_tutorials_cuda.py
+(kernels from tests/triton_scripts/, the same launch code and sizes), tutorial 03 as
+published (`% M` offsets, no hints).
+
+Rows "Inductor ...": the kernels TorchInductor generates for tests/torch_compile/models.py's
+functions at GPU sizes, the output module captured once under Triton and loaded unchanged
+by both sides (bench/corpus_inductor.py says how).
+
 The processes, timing and report are those of bench/bench_tutorials_cuda.py (the same
 code): one child process with real Triton and one with tilejit behind the ``triton``
 alias per group of rows, CUDA-event medians with the L2 flushed, a failure row rather
@@ -24,11 +32,12 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_tutorials_cuda as bt  # noqa: E402
+import corpus_inductor  # noqa: E402
 
 DEFAULT_OUT = os.path.join(bt.ROOT, "bench", "results", "corpus_cuda_h200.json")
 LIGER = "liger-kernel 0.8.5: liger_kernel/ops/{}.py"
@@ -125,6 +134,66 @@ def layer_norm(dev, small):
         return torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, 1e-6)
     return liger_case(Op([x, w, b], lambda x, w, b: liger_layer_norm(x, w, b, 1e-6), ref, 2e-2,
                          f"bf16 {c['T']}x{c['H']}", 4 * nbytes(x)))
+
+
+def _norm_inputs(dev, small, bias):
+    import torch
+    c = _llama(small)
+    x = torch.randn(c["T"], c["H"], device=dev, dtype=torch.bfloat16)
+    w = torch.randn(c["H"], device=dev, dtype=torch.bfloat16)
+    b = torch.randn(c["H"], device=dev, dtype=torch.bfloat16) if bias else None
+    dy = torch.randn(c["T"], c["H"], device=dev, dtype=torch.bfloat16)
+    return x, w, b, dy, f"bf16 {c['T']}x{c['H']}"
+
+
+def _norm_reference(x, w, b, dy):
+    """The float64 output and input/weight(/bias) gradients of RMSNorm (b None, Llama's
+    casting) or LayerNorm, by autograd."""
+    import torch
+    xs = [t.double().requires_grad_(True) for t in (x, w) + ((b,) if b is not None else ())]
+    if b is None:
+        y = xs[1] * (xs[0] * torch.rsqrt(xs[0].pow(2).mean(-1, keepdim=True) + 1e-6))
+    else:
+        y = torch.nn.functional.layer_norm(xs[0], (x.shape[-1],), xs[1], xs[2], 1e-6)
+    y.backward(dy.double())
+    return [y.detach()] + [t.grad for t in xs]
+
+
+def _kernel_case(shape, run, outputs, refs, tol, work, prepare=None):
+    def check():
+        errs = [bt.close(a, r, 0.0, tol) for a, r in zip(outputs(), refs)]
+        return max(e for e, _ in errs), all(ok for _, ok in errs), {}
+    return bt.Case(shape, run, check, outputs, work, "GB/s", prepare)
+
+
+def norm_kernel(kind, part):
+    """One Liger norm kernel alone, through its ops module's own host function
+    (``rms_norm_forward`` / ``rms_norm_backward`` with Liger's defaults: Llama casting,
+    dX in place of dY; ``layer_norm_forward`` / ``layer_norm_backward``)."""
+    def make(dev, small):
+        x, w, b, dy, shape = _norm_inputs(dev, small, kind == "layer_norm")
+        refs = _norm_reference(x, w, b, dy)
+        st = {}
+        if kind == "rms_norm":
+            from liger_kernel.ops.rms_norm import rms_norm_backward, rms_norm_forward
+            fwd = lambda: rms_norm_forward(x, w, 1e-6, 0.0, "llama", None)  # noqa: E731
+            y, _, rstd, block, warps, mode = fwd()
+            dy_in = dy.clone()
+            bwd = lambda: rms_norm_backward(dy_in, x, w, rstd, 0.0, mode, block, warps, True, None)  # noqa: E731
+            prepare = (lambda: dy_in.copy_(dy)) if part == "bwd" else None
+        else:
+            from liger_kernel.ops.layer_norm import layer_norm_backward, layer_norm_forward
+            fwd = lambda: layer_norm_forward(x, w, b, 1e-6)  # noqa: E731
+            y, _, mean, rstd, _, _ = fwd()
+            bwd = lambda: layer_norm_backward(dy, x, w, b, mean, rstd)  # noqa: E731
+            prepare = None
+
+        def run():
+            st["out"] = fwd()[:1] if part == "fwd" else bwd()
+        refs = refs[:1] if part == "fwd" else refs[1:]
+        work = (2 if part == "fwd" else 3) * nbytes(x)
+        return _kernel_case(shape, run, lambda: tuple(st["out"]), refs, 2e-2, work, prepare)
+    return make
 
 
 def rope(dev, small):
@@ -239,6 +308,14 @@ ROWS = [
          rms_norm, "norms"),
     _row("liger_layer_norm", "Liger LayerNorm fwd+bwd", "layer_norm", "_layer_norm_forward_kernel + backward",
          layer_norm, "norms"),
+    _row("liger_rms_norm_fwd", "Liger RMSNorm fwd kernel", "rms_norm", "_rms_norm_forward_kernel",
+         norm_kernel("rms_norm", "fwd"), "norms"),
+    _row("liger_rms_norm_bwd", "Liger RMSNorm bwd kernel", "rms_norm", "_rms_norm_backward_kernel + dW sum",
+         norm_kernel("rms_norm", "bwd"), "norms"),
+    _row("liger_layer_norm_fwd", "Liger LayerNorm fwd kernel", "layer_norm", "_layer_norm_forward_kernel",
+         norm_kernel("layer_norm", "fwd"), "norms"),
+    _row("liger_layer_norm_bwd", "Liger LayerNorm bwd kernel", "layer_norm",
+         "_layer_norm_backward_kernel + dW/dB sums", norm_kernel("layer_norm", "bwd"), "norms"),
     _row("liger_rope", "Liger RoPE fwd+bwd", "rope", "_triton_rope (fwd, bwd)", rope, "elementwise"),
     _row("liger_swiglu", "Liger SwiGLU fwd+bwd", "swiglu", "_swiglu_forward_kernel + backward",
          _glu("swiglu"), "elementwise"),
@@ -251,6 +328,34 @@ ROWS = [
     _row("liger_kl_div", "Liger KL-div fwd+bwd", "kl_div", "_kldiv_kernel_forward + backward", kl_div, "losses"),
     _row("liger_jsd", "Liger JSD fwd+bwd", "jsd", "_jsd_kernel", jsd, "losses"),
 ]
+# Triton's tutorials, verbatim: bench_tutorials_cuda.py's rows (the same kernels from
+# tests/triton_scripts/, launch code and sizes), named after the upstream tutorial file.
+# Tutorial 03 is its own published kernel (`% M` offsets, no hints); tutorial 09's hinted
+# `matmul_kernel` is listed under 09.  All run in one child per implementation ("tutorials").
+TRITON_TUTORIAL = "triton 3.6: python/tutorials/{} (tests/triton_scripts/{}.py)"
+TUTORIALS = (   # (bench_tutorials_cuda.py key, title, upstream tutorial file)
+    ("vector_add", "Triton 01 vector add", "01-vector-add.py"),
+    ("softmax_4096", "Triton 02 fused softmax", "02-fused-softmax.py"),
+    ("matmul_03", "Triton 03 matmul (% M, no hints)", "03-matrix-multiplication.py"),
+    ("dropout", "Triton 04 low-memory dropout", "04-low-memory-dropout.py"),
+    ("layer_norm_fwd", "Triton 05 layer norm fwd", "05-layer-norm.py"),
+    ("layer_norm_bwd", "Triton 05 layer norm bwd", "05-layer-norm.py"),
+    ("attention", "Triton 06 fused attention fwd", "06-fused-attention.py (Triton 3.0's forward)"),
+    ("attention_causal", "Triton 06 fused attention fwd causal", "06-fused-attention.py (Triton 3.0's forward)"),
+    ("grouped_gemm", "Triton 08 grouped GEMM", "08-grouped-gemm.py"),
+    ("matmul", "Triton 09 matmul_kernel (hinted)", "09-persistent-matmul.py"),
+    ("persistent_matmul", "Triton 09 persistent matmul", "09-persistent-matmul.py"),
+)
+
+
+def _tutorial_row(key, title, upstream):
+    row = bt.BY_KEY[key]
+    return replace(row, key="tutorial_" + key, title=title, script="tutorials",
+                   source=TRITON_TUTORIAL.format(upstream, row.script) + ": " + row.kernels)
+
+
+ROWS += [_tutorial_row(*t) for t in TUTORIALS]
+ROWS += corpus_inductor.rows(bt.Row)
 BY_KEY = {r.key: r for r in ROWS}
 CORPUS = bt.Suite(BY_KEY, os.path.abspath(__file__), DEFAULT_OUT, title="kernel",
                   packages=("liger-kernel",))

@@ -31,7 +31,6 @@ import math
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cuda_timing import bench_ms, kernel_ms, wall_ms  # noqa: E402  (the same code for both sides)
 SCRIPTS = os.path.join(ROOT, "tests", "triton_scripts")
 DEFAULT_OUT = os.path.join(ROOT, "bench", "results", "tutorials_cuda_h200.json")
 SAMPLE_MAX = 1 << 20
@@ -76,6 +77,16 @@ def definitions_source(path: str) -> str:
 
 _TMP = []
 _MODULES = {}
+_SHARED = []            # the run's directory both implementations' children see (child_main)
+
+
+def shared_dir() -> str:
+    """A directory shared by the children of one bench run (the Triton child writes what
+    the tilejit child reads: bench/corpus_inductor.py's captured Inductor code)."""
+    if not _SHARED:
+        _SHARED.append(tempfile.mkdtemp(prefix="tilejit_bench_shared_"))
+        atexit.register(shutil.rmtree, _SHARED[0], True)
+    return _SHARED[0]
 
 
 def kernels(stem: str):
@@ -425,47 +436,7 @@ class Suite:
 TUTORIALS = Suite(BY_KEY, os.path.abspath(__file__), DEFAULT_OUT)
 
 
-# ------------------------------------------------------------------ timing (both sides)
-def bench_ms(fn, cuda, prepare=None, warmup_ms=25.0, rep_ms=100.0):
-    """Median milliseconds of ``fn()``: CUDA events around each call after a warmup,
-    with the L2 cache flushed (and ``prepare`` run) before each, untimed (as
-    triton.testing.do_bench does), the calls queued behind a GPU sleep (~0.1 ms a call,
-    at most 0.2 s) so that host launch cost does not leak into the times; wall-clock
-    medians of a few calls on the CPU."""
-    prepare = prepare or (lambda: None)
-    if not cuda:
-        times = []
-        for _ in range(3):
-            prepare()
-            t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1e3)
-        return statistics.median(times)
-    import torch
-    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(5):
-        prepare()
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    est = max(start.elapsed_time(end) / 5, 1e-3)
-    for _ in range(min(1000, max(1, int(warmup_ms / est)))):
-        prepare()
-        fn()
-    n = min(1000, max(10, int(rep_ms / est)))
-    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
-    if hasattr(torch.cuda, "_sleep"):    # hold the GPU while the host queues the calls: the events
-        torch.cuda._sleep(int(2e6 * min(200.0, 0.1 * n)))  # time the kernels, not launch latency
-    for s, e in ev:
-        prepare()
-        flush.zero_()
-        s.record()
-        fn()
-        e.record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in ev)
+# ------------------------------------------------------------------ timing (both sides): cuda_timing.py
 
 
 # ------------------------------------------------------------------ child: one implementation
@@ -491,6 +462,12 @@ def run_row(row, dev, small, sample_dir):
     r.update(err=err, ok=bool(ok and math.isfinite(err)), **details)
     torch.save(sample(*case.outputs()), os.path.join(sample_dir, row.key + ".pt"))
     r["ms"] = bench_ms(case.run, cuda, case.prepare)
+    if cuda:
+        r["wall_ms"] = wall_ms(case.run, case.prepare, max(3, min(50, int(100 / max(r["ms"], 1e-3)))))
+        try:
+            r["kernel_ms"] = kernel_ms(case.run, case.prepare)
+        except Exception as e:      # no CUPTI: the events' figure stands alone
+            r["kernel_ms_error"] = first_line(e)
     r["rate"] = case.work / (r["ms"] * 1e-3) / (1e12 if case.unit == "TFLOP/s" else 1e9)
     return r
 
@@ -534,6 +511,7 @@ def child_main(ns):
         install_triton_alias()
     import torch
     _TMP[:] = [os.path.join(ns.samples, "_src")]      # the parent removes its work directory
+    _SHARED[:] = [os.path.join(os.path.dirname(os.path.abspath(ns.samples)), "shared")]
     os.makedirs(_TMP[0], exist_ok=True)
     with open(ns.result, "a") as out:
         def emit(rec):
@@ -669,6 +647,8 @@ def combine(key, tj, tr, diff, rows=BY_KEY):
         out["max_abs_diff_vs_triton"] = diff
         if tj.get("ms") and tr.get("ms"):
             out["triton_over_tilejit"] = tr["ms"] / tj["ms"]
+        if tj.get("kernel_ms") and tr.get("kernel_ms"):
+            out["triton_over_tilejit_kernels"] = tr["kernel_ms"] / tj["kernel_ms"]
     return out
 
 
@@ -684,7 +664,7 @@ def fmt(v, spec=".4f"):
 
 def markdown(results, with_triton, title="tutorial"):
     cols = [title, "shape; config", "tilejit ms"]
-    cols += ["Triton ms", "Triton/tilejit", "max abs diff vs Triton"] if with_triton else []
+    cols += ["Triton ms", "Triton/tilejit", "kernels only", "max abs diff vs Triton"] if with_triton else []
     cols += ["tilejit max error vs torch", "status"]
     lines = ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
     for r in results:
@@ -692,7 +672,8 @@ def markdown(results, with_triton, title="tutorial"):
         cells = [r["tutorial"], r["shape"], fmt(tj.get("ms"))]
         if with_triton:
             trs = fmt(tr.get("ms")) if "ms" in tr else "Triton " + status(tr)[:70]
-            cells += [trs, fmt(r.get("triton_over_tilejit"), ".2f"), fmt(r.get("max_abs_diff_vs_triton"), ".3g")]
+            cells += [trs, fmt(r.get("triton_over_tilejit"), ".2f"), fmt(r.get("triton_over_tilejit_kernels"), ".2f"),
+                      fmt(r.get("max_abs_diff_vs_triton"), ".3g")]
         cells += [fmt(tj.get("err"), ".3g"), status(tj)]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
@@ -710,7 +691,9 @@ def meta_of(ns, versions_):
     timing = ("median wall-clock of 3 calls (smoke: cpu backend, tiny shapes)" if ns.smoke else
               "median of per-call CUDA-event times, L2 flushed (256 MB memset) before each call, "
               "after ~25 ms of warmup; ~100 ms of calls (10..1000), queued behind a GPU sleep "
-              "(device time; host launch overhead excluded)")
+              "of 1.5x the host's measured queueing time (device time; host launch overhead "
+              "excluded); kernel_ms: CUPTI device activity per call (kernels and copies, "
+              "preparation and flush subtracted); wall_ms: back-to-back calls, one synchronize")
     return {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "smoke": ns.smoke,
             "device": "cpu" if ns.smoke else "cuda", "tilejit_commit": git_commit(),
             "python": platform.python_version(), **versions_, "timing": timing,

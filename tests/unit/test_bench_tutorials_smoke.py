@@ -80,16 +80,17 @@ def test_parent_compares_samples_and_tabulates(tmp_path):
     for impl, vals in (("tilejit", [1.0, 2.0, 3.5]), ("triton", [1.0, 2.25, 3.5])):
         (tmp_path / impl).mkdir()
         torch.save(torch.tensor(vals), tmp_path / impl / "vector_add.pt")
-    tj = {"key": "vector_add", "shape": "fp32 n=3", "ms": 2.0, "err": 0.0, "ok": True}
-    tr = {"key": "vector_add", "shape": "fp32 n=3", "ms": 3.0, "err": 0.0, "ok": True}
+    tj = {"key": "vector_add", "shape": "fp32 n=3", "ms": 2.0, "kernel_ms": 1.0, "err": 0.0, "ok": True}
+    tr = {"key": "vector_add", "shape": "fp32 n=3", "ms": 3.0, "kernel_ms": 1.25, "err": 0.0, "ok": True}
     row = B.combine("vector_add", tj, tr, B.compare(str(tmp_path), "vector_add"))
     assert row["max_abs_diff_vs_triton"] == 0.25 and row["triton_over_tilejit"] == 1.5
+    assert row["triton_over_tilejit_kernels"] == 1.25
     assert B.compare(str(tmp_path), "dropout") is None
     bad = B.combine("dropout", {"key": "dropout", "ok": False, "error": "CompilationError: x"},
                     {"key": "dropout", "ok": False, "error": "timed out"}, None)
     table = B.markdown([row, bad], True).splitlines()
     assert table[0].startswith("| tutorial | shape; config | tilejit ms | Triton ms | Triton/tilejit |")
-    assert table[2] == "| 01 vector add | fp32 n=3 | 2.0000 | 3.0000 | 1.50 | 0.25 | 0 | pass |"
+    assert table[2] == "| 01 vector add | fp32 n=3 | 2.0000 | 3.0000 | 1.50 | 1.25 | 0.25 | 0 | pass |"
     assert "FAIL: CompilationError: x" in table[3] and "Triton FAIL: timed out" in table[3]
 
 

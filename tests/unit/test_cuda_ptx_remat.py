@@ -133,3 +133,73 @@ def test_sibling_reductions_share_one_exchange(fused, bars):
     with cuda_tuning(fuse_siblings=fused):
         ptx = _ptx(many_sums, sig, 8, BLOCK=1024, TAG=0)
     assert _count(ptx, r"bar\.sync") == bars + 2
+
+
+@tilejit.jit
+def ln_fwd_rows(Y, X, W, B, Mean, Rstd, stride, n_cols, eps, BLOCK: tl.constexpr):
+    """Liger-Kernel's LayerNorm forward: w and b converted to fp32 before the row sums."""
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+    b = tl.load(B + cols, mask=mask, other=0.0).to(tl.float32)
+    x = tl.load(X + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+    mean = tl.sum(x, axis=0) / n_cols
+    xc = x - mean
+    var = tl.sum(tl.where(mask, xc, 0.0) * tl.where(mask, xc, 0.0), axis=0) / n_cols
+    rstd = 1.0 / tl.sqrt(var + eps)
+    tl.store(Mean + row, mean)
+    tl.store(Rstd + row, rstd)
+    tl.store(Y + row * stride + cols, (xc * rstd * w + b).to(Y.dtype.element_ty), mask=mask)
+
+
+LN_SIG = {"Y": "*bf16", "X": "*bf16", "W": "*bf16", "B": "*bf16", "Mean": "*fp32", "Rstd": "*fp32",
+          "stride": "i32", "n_cols": "i32", "eps": "fp32"}
+
+
+def test_no_occupancy_request_where_the_plain_lowering_already_fits_two(remat_on):
+    """16 bf16 values per thread: w, b, x in fp32 across the first sum are 48 registers,
+    within half of two programs' budget already.  The plan still converts w and b again
+    after the sums, but asks ptxas nothing: the request would only loosen it (Liger's
+    LayerNorm forward: 47 registers without it, 63 with it -- 5 -> 4 programs per SM)."""
+    ptx = _ptx(ln_fwd_rows, LN_SIG, 8, BLOCK=4096)
+    with cuda_tuning(remat_reductions=False):
+        plain = _ptx(ln_fwd_rows, LN_SIG, 8, BLOCK=4096)
+    assert _count(ptx, r"cvt\.f32\.bf16") > _count(plain, r"cvt\.f32\.bf16") == 48
+    assert ".minnctapersm" not in ptx
+
+
+@tilejit.jit
+def rms_fwd_rows(Y, X, W, Rstd, stride, n_cols, eps, BLOCK: tl.constexpr):
+    """Liger-Kernel's RMSNorm forward (Llama casting): x in fp32 across the row sum."""
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(X + row * stride + cols, mask=mask, other=0)
+    w = tl.load(W + cols, mask=mask, other=0)
+    xf = x.to(tl.float32)
+    rstd = 1.0 / tl.sqrt(tl.sum(xf * xf, axis=0) / n_cols + eps)
+    tl.store(Rstd + row, rstd)
+    tl.store(Y + row * stride + cols, (xf * rstd).to(tl.bfloat16) * w, mask=mask)
+
+
+RMS_SIG = {"Y": "*bf16", "X": "*bf16", "W": "*bf16", "Rstd": "*fp32", "stride": "i32", "n_cols": "i32",
+           "eps": "fp32"}
+
+
+def test_a_small_saving_counts_where_little_is_held(remat_on):
+    """16 bf16 values per thread: x in fp32 (16 registers) and w (8) across the sum.
+    Converting x again after it saves 8 -- half the usual minimum, but a third of what
+    is held: the plan is used (Liger's RMSNorm forward: 48 -> 40 registers), without an
+    occupancy request."""
+    from tilejit.backends.cuda.remat import min_saving
+    assert min_saving(16, 24) == 8 and min_saving(16, 200) == 16 and min_saving(0, 24) == 0
+    ptx = _ptx(rms_fwd_rows, RMS_SIG, 8, BLOCK=4096)
+    with cuda_tuning(remat_reductions=False):
+        plain = _ptx(rms_fwd_rows, RMS_SIG, 8, BLOCK=4096)
+    assert _count(ptx, r"cvt\.f32\.bf16") == _count(plain, r"cvt\.f32\.bf16") + 16
+    assert ".minnctapersm" not in ptx
+    if tgt.find_ptxas() is not None:
+        regs = [int(re.search(r"Used (\d+) registers", tgt.ptxas(p, 90, verbose=True)).group(1))
+                for p in (ptx, plain)]
+        assert regs[0] < regs[1], regs

@@ -1,6 +1,8 @@
 """Blocked layouts of kernels whose tiles are all 2-byte: 8 elements per chunk, so
 fp16/bf16 tiles move in 16-byte accesses as fp32 tiles do with 4 (layout.kernel_max_vec).
-Kernels that also touch wider tiles, or run tt.dot, keep 4.  No GPU needed."""
+Kernels that also touch wider tiles, or run tt.dot, keep 4 -- except that where tiles are
+accessed inside a loop those accesses alone decide (a row loop over 2-byte rows keeping fp32
+partial sums stored after the loop gets 8).  No GPU needed."""
 from __future__ import annotations
 
 import re
@@ -70,3 +72,48 @@ def test_sixteen_byte_half_accesses_assemble(arch, tmp_path):
     r = subprocess.run([tgt.find_ptxas(), f"-arch=sm_{arch}", str(f), "-o", "/dev/null"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+@tilejit.jit
+def row_loop(X, DW, stride, n_rows, N, BLOCK: tl.constexpr):
+    """Liger's norm-backward shape: 2-byte rows in a loop, fp32 partial sums stored after."""
+    cols = tl.arange(0, BLOCK)
+    m = cols < N
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for row in range(tl.program_id(0), n_rows, tl.num_programs(0)):
+        x = tl.load(X + row * stride + cols, mask=m, other=0.0).to(tl.float32)
+        acc += x * tl.sum(x, axis=0)
+        tl.store(X + row * stride + cols, x.to(X.dtype.element_ty), mask=m)
+    tl.store(DW + tl.program_id(0) * N + cols, acc, mask=m)
+
+
+def _loop_kernel(dtype):
+    sig = {"X": f"*{dtype}", "DW": "*fp32", "stride": "i32", "n_rows": "i32", "N": "i32"}
+    return tilejit.compile(row_loop, signature=sig, constexprs={"BLOCK": 4096},
+                           divisible_by_16=tuple(sig), target="cuda:90", num_warps=8)
+
+
+def _loop_body(ptx):
+    """The PTX between the loop's first and last label (the loop's blocks)."""
+    labels = [m.start() for m in re.finditer(r"^\$L__BB\d+_\d+:", ptx, re.M)]
+    return ptx[labels[0]:labels[-1]]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_row_loop_of_two_byte_rows_uses_16_byte_accesses(dtype):
+    """The accesses a loop repeats decide the chunk width: 8 halves per chunk, one
+    16-byte access per chunk in the loop; the fp32 store after the loop: two per chunk."""
+    k = _loop_kernel(dtype)
+    assert kernel_max_vec(k.func) == 8
+    ptx = k.asm["ptx"]
+    body = _loop_body(ptx)
+    assert "v4.b16" not in ptx and "v2.b16" not in ptx
+    # 4096 elements over 256 threads: 16 per thread = 2 chunks; a load and a store of each
+    assert len(re.findall(r"ld\.global\.v4\.b32", body)) == 2
+    assert len(re.findall(r"st\.global\.v4\.b32", body)) == 2
+    # the fp32 partial sums (16 per thread) after the loop: 4 stores of 4 floats
+    assert len(re.findall(r"st\.global\.v4\.b32", ptx)) == 2 + 4
+
+
+def test_row_loop_of_fp32_rows_keeps_four_element_chunks():
+    assert kernel_max_vec(_loop_kernel("fp32").func) == MAX_VEC

@@ -83,3 +83,39 @@ def test_fast_and_general_paths_give_the_same_results(backend_name):
         np.testing.assert_array_equal(results[1], x * 2)
         np.testing.assert_array_equal(results[2], results[0])
         np.testing.assert_array_equal(results[3], results[0])
+
+
+def test_launch_options_take_the_fast_path_with_the_general_paths_key(monkeypatch):
+    """``kernel[grid](..., num_warps=8)`` (Triton's tutorials, Liger-Kernel): after the
+    first launch, repeats skip the general path; the options stay in the cache key, so
+    another ``num_warps`` compiles (and runs) its own kernel."""
+    x = np.random.default_rng(1).random(100).astype(np.float32)
+    general = []
+    real = Launcher.call_general
+
+    def counting(self, *a, **k):
+        general.append(self.name)
+        return real(self, *a, **k)
+    monkeypatch.setattr(Launcher, "call_general", counting)
+    with use_options(backend="cpu"):
+        kernels = []
+        for warps in (8, 8, 8, 4, 4, 8):
+            o = np.full_like(x, np.nan)
+            kernels.append(_scale[(7,)](x, o, 100, 2.0, BLOCK=16, FLAG=True, num_warps=warps))
+            np.testing.assert_array_equal(o, x * 2 + 1)
+    assert general == ["_scale", "_scale"], general         # the first launch of each num_warps
+    assert kernels[0] is kernels[1] is kernels[2] is kernels[5] and kernels[3] is kernels[4]
+    assert kernels[3] is not kernels[0]
+
+
+def test_fast_bind_takes_launch_options_only():
+    launcher = Launcher(_scale)
+    x = np.zeros(8, np.float32)
+    args = (x, x, 8, 1.0)
+    vals, lopts = launcher._fast_bind(args, {"BLOCK": 16, "FLAG": True, "num_stages": 2, "num_warps": 8})
+    assert vals == args + (16, True) and lopts == (("num_warps", 8), ("num_stages", 2))
+    assert launcher._fast_bind(args, {"BLOCK": 16, "FLAG": True, "stream": 0}) is None     # general path
+    assert launcher._fast_bind(args, {"BLOCK": 16, "num_warps": 8}) is None               # FLAG missing
+    assert launcher._fast_bind(args + (16,), {"BLOCK": 16, "FLAG": 1}) is None            # BLOCK twice
+    assert launcher._fast_bind(args + (16, True), {"num_warps": 2}) == (args + (16, True), (("num_warps", 2),))
+    assert launcher._fast_bind(args + (16, True, 0), {}) == (args + (16, True, 0), ())     # the caller checks

@@ -12,6 +12,8 @@ import numpy as np
 
 from ..backends import Buffer, LaunchArgs, get_backend
 from .launch import LAUNCH_OPTIONS, binder_for, choose_backend, normalize_grid
+
+_LAUNCH_OPTION_SET = frozenset(LAUNCH_OPTIONS)
 from . import recompile as _recompile
 from .options import get_options
 from .validate import (check_devices, check_grid, check_launch_options, needs_grid_check,
@@ -285,25 +287,39 @@ class Launcher:
             return True
         return False
 
+    def _fast_bind(self, args, kwargs):
+        """(values by parameter, launch options) for the fast path's call shapes: a run of
+        positional arguments, the rest by keyword, launch options (``num_warps=8``, as
+        Triton's tutorials and Liger-Kernel pass them) among the keywords; None otherwise.
+        The options come in the general path's order, so the cache key is the same."""
+        nargs = len(args)
+        if not kwargs:
+            return args, ()
+        if nargs > self.nparams:
+            return None
+        tail = self.tail_sets[nargs]
+        if kwargs.keys() == tail:
+            return args + tuple([kwargs[k] for k in self.names[nargs:]]), ()
+        extra = kwargs.keys() - tail
+        if len(kwargs) - len(extra) != len(tail) or not extra <= _LAUNCH_OPTION_SET or extra & self.param_set:
+            return None
+        lopts = tuple([(k, kwargs[k]) for k in LAUNCH_OPTIONS if k in extra])
+        return args + tuple([kwargs[k] for k in self.names[nargs:]]), lopts
+
     def __call__(self, args, kwargs, grid, warmup=False):
         """Fast path first: a cached kernel, common argument kinds, a tuple grid."""
         if self.guard.entries:
             self.globals_changed()
         if (self._fast is not None and not warmup and type(grid) is tuple
                 and get_options() is self._options):
-            nargs = len(args)
-            if not kwargs:
-                vals = args
-            elif nargs < self.nparams and kwargs.keys() == self.tail_sets[nargs]:
-                vals = args + tuple([kwargs[k] for k in self.names[nargs:]])
-            else:
-                vals = None
+            bound = self._fast_bind(args, kwargs)
+            vals, lopts = bound if bound is not None else (None, ())
             if vals is not None and len(vals) == self.nparams:
                 bound = self._fast(vals)
                 if bound is not None:
                     keys, consts, values, raw, on_gpu = bound
                     backend = self._gpu_backend if on_gpu else self._backend
-                    kernel = self.cache.get((keys, consts, (), self._opt_token, backend))
+                    kernel = self.cache.get((keys, consts, lopts, self._opt_token, backend))
                     g = _simple_grid(grid)
                     if kernel is not None and g is not None and (
                             not _checks.has_bounds(kernel)
@@ -311,7 +327,7 @@ class Launcher:
                         if g[0] and g[1] and g[2]:
                             if needs_grid_check(g):
                                 check_grid(g, self.name, backend)
-                            kernel.launch(g, LaunchArgs(values, None, vals, raw))
+                            kernel.launch(g, LaunchArgs(values, None, vals, raw), **dict(lopts))
                         return kernel
         return self.call_general(args, kwargs, grid, warmup)
 
@@ -530,7 +546,8 @@ class Launcher:
             spec[self.names[i]] = (16 if k[1] == 16 else 1, k[1] == 1)
         constexprs = {n: constexpr_value(v) for n, v in zip(self.names, vals)
                       if self.is_constexpr[self.index[n]] or v is None}
-        func = build_ir(self.fn, arg_types, constexprs, spec)
+        func = build_ir(self.fn, arg_types, constexprs, spec, dict(lopts),
+                        keep_frames=options.traceback)
         for a in func.arguments:       # record the specialization on the IR arguments
             d, one = spec.get(a.name, (1, False))
             a.divisibility = max(a.divisibility, d)
@@ -570,11 +587,8 @@ def _constexpr_key(v):
 
 
 def _print(func) -> str:
-    try:
-        from ..ir.printer import print_function
-        return print_function(func)
-    except Exception as e:  # the printer is another part's; never fail a launch on it
-        return f"<tile IR of {func.name}: printer failed: {e}>"
+    from ..ir.printer import print_function
+    return print_function(func)
 
 
 def _dumper(options, fn, key):

@@ -350,10 +350,7 @@ def plan_for(lw, for_op):
             if lw.layout(pv.type).vec != 8 or vector_width(lw, ld, pv, None, ld.ptr.type.element.element) != 8:
                 return _no(lw, for_op, "an operand pointer is not proved 16-byte contiguous and aligned")
         if ld.mask is not None:
-            try:
-                info = lw.facts.axis(ld.mask)
-            except Exception:
-                return None
+            info = lw.axis(ld.mask)
             if info is None or info.constancy[-1] % 8:
                 return _no(lw, for_op, "a mask is not proved constant over 8-element chunks")
     return plan

@@ -16,11 +16,8 @@ from .rules_memory import CUDA_ACCESS
 
 
 def _printer(func) -> str:
-    try:
-        from ...ir.printer import print_function
-        return print_function(func)
-    except Exception:
-        return f"<tile IR of {func.name}>"
+    from ...ir.printer import print_function
+    return print_function(func)
 
 
 # Programs per grid axis that a bounded compile assumes (y and z: the hardware limit).
@@ -141,7 +138,7 @@ def _check_shared_memory(func, arch: int, nbytes: int) -> None:
     limit = MAX_SHARED.get(arch, min(MAX_SHARED.values()))
     if nbytes <= limit:
         return
-    from ...frontend.errors import CompilationError
+    from ...errors import CompilationError
     loc = func.loc
     raise CompilationError(
         f"kernel needs {nbytes} bytes of shared memory per program on the cuda backend, "
@@ -191,11 +188,11 @@ class CudaBackend(Backend):
             from .. import reject_16bit_float_minmax
             reject_16bit_float_minmax(func, f"sm_{arch}")
         if int(func.attrs.get("num_ctas", 1)) > 1 and arch < 90:
-            from ...runtime.validate import LaunchOptionError
+            from ...errors import LaunchOptionError
             raise LaunchOptionError(f"{func.name}: num_ctas > 1 requires NVIDIA SM90+ (Hopper); "
                                     f"this compile is for sm_{arch}")
         if num_warps > 32:
-            from ...runtime.validate import LaunchOptionError
+            from ...errors import LaunchOptionError
             raise LaunchOptionError(f"{func.name}: num_warps={num_warps} is more than a CUDA block "
                                     "holds (32 warps, 1024 threads)")
         if (getattr(options, "vectorize", True) if options else True) and not getattr(options, "sanitize", False):

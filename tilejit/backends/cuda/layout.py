@@ -53,13 +53,19 @@ class Layout:
 def kernel_max_vec(func) -> int:
     """Elements per chunk for the kernel's blocked layouts: 8 when every tile the
     kernel loads or stores has 2-byte elements (so a chunk is one 16-byte access, as
-    for fp32 tiles with 4), else ``MAX_VEC``.  One value per kernel keeps the layout a
-    function of the shape alone (no conversions between a tile and its casts).
-    Kernels with ``tt.dot`` keep ``MAX_VEC``: their tensor-core paths pick the
-    layouts of their operands themselves (async_pipeline.prepare for planned loops,
-    rules_mma.widen_operand_chunks for loop-free kernels)."""
+    for fp32 tiles with 4), else ``MAX_VEC``.  Where tiles are loaded or stored inside
+    a loop, those accesses alone decide: a row loop over bf16 rows that keeps fp32
+    partial sums and stores them once after the loop (Liger-Kernel's RMSNorm and
+    LayerNorm backward) moves its rows in 16-byte accesses, and the once-only fp32
+    store takes two 16-byte accesses per 8-element chunk (Triton picks each access's
+    layout by its own element size and converts: the same widths).  One value per
+    kernel keeps the layout a function of the shape alone (no conversions between a
+    tile and its casts).  Kernels with ``tt.dot`` keep ``MAX_VEC``: their tensor-core
+    paths pick the layouts of their operands themselves (async_pipeline.prepare for
+    planned loops, rules_mma.widen_operand_chunks for loop-free kernels)."""
     from ...ir import ops
-    sizes = set()
+    from .occupancy import in_loop
+    sizes, looped = set(), set()
     for op in func.walk():
         if isinstance(op, ops.DotOp):
             return MAX_VEC
@@ -68,8 +74,11 @@ def kernel_max_vec(func) -> int:
             if not ty.shape:
                 continue                       # scalar accesses have no layout
             el = ty.element.element if ty.element.is_ptr() else ty.element
-            sizes.add(8 if el.is_ptr() else max(1, el.bits // 8))
-    return 8 if sizes == {2} else MAX_VEC
+            size = 8 if el.is_ptr() else max(1, el.bits // 8)
+            sizes.add(size)
+            if in_loop(op):
+                looped.add(size)
+    return 8 if (looped or sizes) == {2} else MAX_VEC
 
 
 def make_layout(shape, threads: int, max_vec: int = MAX_VEC) -> Layout:

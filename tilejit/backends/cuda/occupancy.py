@@ -71,7 +71,7 @@ def _fallback_dots(func) -> set:
     return {o for loop in _versioned_fallbacks(func) for o in loop.walk() if isinstance(o, ops.DotOp)}
 
 
-def _in_loop(op) -> bool:
+def in_loop(op) -> bool:
     """Whether ``op`` sits inside a loop (scf.for / scf.while)."""
     blk = op.parent
     while blk is not None:
@@ -93,7 +93,7 @@ def wants_cap(lw) -> bool:
     expected = [o for o in lw.func.walk() if isinstance(o, ops.DotOp) and o not in fallback]
     if any(d not in rings for d in expected):
         return False
-    if any(_in_loop(loop) for loop, _ in rings.values()):
+    if any(in_loop(loop) for loop, _ in rings.values()):
         return False
     return bool(fallback) or any(rows for _, rows in rings.values())
 

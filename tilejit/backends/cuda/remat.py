@@ -12,7 +12,8 @@ values again after the reduction, just before their first use there.
 values live across ``R`` (results of cheap elementwise ops of that block, defined
 before ``R``, read after it), their *leaves* (the operands the chains start from) and
 whether the registers held across ``R`` shrink by at least ``CudaTuning.remat_min_saving`` per
-thread.  :class:`Remat` (driven by ``Lowering.lower_op``) marks those values stale
+thread (half of it where that is a quarter of what the plain lowering holds there:
+:func:`min_saving`).  :class:`Remat` (driven by ``Lowering.lower_op``) marks those values stale
 once ``R`` is lowered and, before an op of the same block that reads one (directly or
 inside its regions), lowers their chains again with the ordinary rules, the leaves'
 registers first copied through an opaque ``mov`` (inline PTX with side effects) so
@@ -85,6 +86,7 @@ class Plan:
     def __init__(self):
         self.points, self.uses = {}, {}
         self.after = 0.0        # registers per thread still held across the worst point
+        self.before = 0.0       # the same without the plan (the plain lowering's worst point)
 
 
 def _plan_point(lw, block, i, plan):
@@ -101,17 +103,28 @@ def _plan_point(lw, block, i, plan):
     leaves = set().union(*(closures[v][1] for v in cands))
     held = sum(_regs(lw, v) for v in cands)
     new = sum(_regs(lw, u) for u in leaves if u not in live and not _free(u))
-    if held - new < lw.tuning.remat_min_saving:
-        return
     # what stays held across R (free values and pointer tiles -- contiguous ones are a
     # base and offsets -- left out)
     rest = sum(_regs(lw, v) for v in live - cands
                if not _free(v) and not isinstance(v.type.element, PointerType))
+    if held - new < min_saving(lw.tuning.remat_min_saving, rest + held):
+        return
     plan.after = max(plan.after, rest + new)
+    plan.before = max(plan.before, rest + held)
     plan.points[block.ops[i]] = (frozenset(chain), frozenset(leaves))
     for o, used in zip(block.ops[i + 1:], later):
         if used & cands:
             plan.uses.setdefault(o, set()).update(used & chain)
+
+
+def min_saving(least: int, before: float) -> float:
+    """Registers per thread a plan must save at a point where the plain lowering holds
+    ``before``: ``least`` (``CudaTuning.remat_min_saving``), or half of it where that is
+    still a quarter of what is held -- programs per SM step at 32/40/48/56/64 registers
+    (256 threads), so a small saving counts in a kernel that holds little (Liger's
+    RMSNorm forward, 16 bf16 per thread: x held in fp32 across its sum, 8 registers
+    saved of 24 -- 48 -> 40 registers, 5 -> 6 programs per SM)."""
+    return min(least, max(least / 2, before / 4))
 
 
 def plan(lw):
@@ -222,9 +235,12 @@ def start(lw):
         return None
     from .occupancy import launch_chose
     cap = min(255, 65536 // (2 * lw.threads))
-    if lw.tuning.remat_occupancy and p.after <= cap / 2 and not launch_chose(lw):
+    if lw.tuning.remat_occupancy and p.after <= cap / 2 < p.before and not launch_chose(lw):
         # ptxas spends registers freely up to its limit; the plan made room for two
         # programs per SM (what it still holds across a reduction is at most half of
-        # their budget), this asks ptxas to keep to it (256 threads: 128 registers)
+        # their budget, where the plain lowering held more), this asks ptxas to keep to
+        # it (256 threads: 128 registers).  Where the plain lowering already held at most
+        # half, the request only loosens ptxas (Liger's LayerNorm forward, 16 bf16 per
+        # thread: 47 registers without it, 63 with it: 5 -> 4 programs per SM)
         lw.kernel.attributes.add('"nvvm.minctasm"="2"')
     return Remat(lw, p)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ir import ops
+from ..llvm.builder_utils import loop_condition, open_loop as llvm_open_loop
 from ..llvm.printing import line_format, value_spec
 from . import types as T
 from .lowering import RULES, Tile
@@ -52,17 +53,8 @@ def _condition(lw, op):
 def open_loop(lw, prefix: str, lb):
     """Head, body and exit blocks of a counted loop entered from the current block;
     leaves the builder in the head after creating the induction variable's phi.
-    Returns (preheader, head, body, exit, iv)."""
-    b = lw.b
-    pre = b.block
-    head = lw.kernel.append_basic_block(f"{prefix}.head")
-    body = lw.kernel.append_basic_block(f"{prefix}.body")
-    exit_ = lw.kernel.append_basic_block(f"{prefix}.exit")
-    b.branch(head)
-    b.position_at_end(head)
-    iv = b.phi(lb.type)
-    iv.add_incoming(lb, pre)
-    return pre, head, body, exit_, iv
+    Returns (preheader, head, body, exit, iv) (backends/llvm's open_loop)."""
+    return llvm_open_loop(lw.b, lw.kernel, prefix, lb)
 
 
 def _phis(lw, regs, pre):
@@ -75,12 +67,8 @@ def _phis(lw, regs, pre):
 
 
 def _loop_cond(lw, iv, ub, step, el):
-    b = lw.b
-    cmp = b.icmp_unsigned if T.is_unsigned(el) else b.icmp_signed
-    if isinstance(step, ir.Constant):
-        return cmp("<", iv, ub) if step.constant > 0 else cmp(">", iv, ub)
-    pos = b.icmp_signed(">", step, ir.Constant(step.type, 0))
-    return b.select(pos, cmp("<", iv, ub), cmp(">", iv, ub))
+    """scf.for's test (backends/llvm's loop_condition)."""
+    return loop_condition(lw.b, iv, ub, step, signed=not T.is_unsigned(el))
 
 
 def _prefetch(lw, lp, ptr_tiles, cond):
