@@ -6,7 +6,8 @@ dump --stage cuda-plan`` prints, without making the PTX).  No GPU is needed.
     #                 [--vectorize=0] [--kernel=NAME]
 
 ``--tuning``: CudaTuning fields switched (runtime/options.py), e.g. ``row_ring=0``;
-``--attrs``: integer launch options (``maxnreg=168``, ``min_ctas_per_sm=1``);
+``--attrs``: function attributes, integers or True/False (``maxnreg=168``,
+``min_ctas_per_sm=1``, ``align_version=False``);
 ``--vectorize=0``: the ``vectorize`` option off (no analysis: every access per lane).
 """
 from runner import Run, register_mode
@@ -28,5 +29,5 @@ def mode_cuda_plan(func, run: Run) -> str:
     func.attrs["num_stages"] = int(run.extra.get("stages", 3))
     attrs = str(run.extra.get("attrs", "") or "")
     for k, v in (kv.split("=") for kv in attrs.split(",") if kv):
-        func.attrs[k] = int(v)
+        func.attrs[k] = {"True": True, "False": False}.get(v) if v in ("True", "False") else int(v)
     return get_backend("cuda").plan_text(func, options)

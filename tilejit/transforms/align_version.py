@@ -35,9 +35,11 @@ every dot operand load that lacked one a 16-byte access plan (``analysis.vector`
 roots the plan does not need are dropped (one analysis per root).  A loop that needs
 nothing, or that hints cannot help, is left as it was.
 
-Both backends run the pass (``cuda/backend.py``, ``cpu/backend.py``); the cpu one passes
-its ``AccessLimits`` (``limits=CPU_ACCESS``): its vector accesses take any alignment, so
-only range roots are tested, a plan is any vector grouping of at least 16 bytes, and a
+Both backends run the pass (``cuda/backend.py``, ``cpu/backend.py``), each with its
+``AccessLimits`` (``analysis.access.plan_access`` decides the plans): the cuda one's
+(``CUDA_ACCESS``) need 16-byte aligned groups; the cpu one's (``CPU_ACCESS``) vector
+accesses take any alignment, so only range roots are tested, a plan is any vector
+grouping of at least 16 bytes, and a
 loop is versioned when at least one dot operand load gains one (tutorial 03's B tile:
 per-lane loads with an ``srem`` each, otherwise).  ``func.attrs['align_version']
 = False`` turns the pass off; ``func.attrs['align_versioned']`` records how many loops
@@ -67,11 +69,12 @@ def plan_ok(facts, ld, limits=None) -> bool:
     aligned (``limits`` None or ``limits.aligned``: PTX); under a target whose vector
     accesses take any alignment (``limits.aligned`` False: the cpu backend) groups of at
     least 16 bytes under ``limits`` (``analysis.access.plan_access``)."""
-    from ..analysis.vector import access_plan
     e = _esize(ld)
-    if limits is not None and not limits.aligned:
+    if limits is not None:              # the target's own access plan (analysis/access.py)
         from ..analysis.access import plan_access
-        return plan_access(facts, ld.ptr, ld.mask, limits).width * e >= VECTOR_BYTES
+        p = plan_access(facts, ld.ptr, ld.mask, limits)
+        return p.width * e >= VECTOR_BYTES and (not limits.aligned or p.align % VECTOR_BYTES == 0)
+    from ..analysis.vector import access_plan
     p = access_plan(facts, ld.ptr, ld.mask, max_lanes=max(1, VECTOR_BYTES // e))
     return p.width * e >= VECTOR_BYTES and p.align % VECTOR_BYTES == 0
 

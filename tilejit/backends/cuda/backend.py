@@ -197,7 +197,8 @@ class CudaBackend(Backend):
                                     "holds (32 warps, 1024 threads)")
         if (getattr(options, "vectorize", True) if options else True) and not getattr(options, "sanitize", False):
             from ...transforms.align_version import align_version
-            align_version(func)     # dot loops on runtime-checked alignment; attrs['align_version']=False: off
+            # dot loops on runtime-checked alignment (attrs['align_version']=False: off)
+            align_version(func, limits=CUDA_ACCESS)
         facts, bound = _facts(func, options, bounded)
         lw = lower_kernel(func, arch, num_warps, facts,
                           getattr(options, "vectorize", True) if options else True,

@@ -42,6 +42,7 @@ class LoopPlan:
     row_ring: object = None
     carry: dict = field(default_factory=dict)
     hoist_a: tuple = ()         # region dots whose invariant A fragments are read before the loop
+    scaled: set = field(default_factory=set)        # accumulators (iter positions) scaled by a row vector in the dot
     prefetch: list = field(default_factory=list)    # [(load, iter position | pointer slice)]: rotated
     early: set = field(default_factory=set)         # body ops lowered before the rotated loads
     kmajor: dict = field(default_factory=dict)      # rotated load -> elements per K-major access
@@ -75,6 +76,7 @@ class LoopPlan:
 
 @dataclass
 class CudaPlan:
+    """The decisions for one kernel (``lw.plan``), keyed by the tile-IR ops they are for."""
     loops: dict = field(default_factory=dict)       # scf.for -> LoopPlan
     access: dict = field(default_factory=dict)      # load / store -> elements per access
     dots: dict = field(default_factory=dict)        # tt.dot -> MmaLayout (mma.sync) or None (FMA)
@@ -130,8 +132,8 @@ def plan_loop(lw, op) -> LoopPlan:
     if aplan is not None:
         return LoopPlan("cp.async ring", None, ring=aplan)
     rplan = plan_rows(lw, op) if lw.pipeline else None
-    carry = _mma_carried(lw, op)
-    lp = LoopPlan("mma accumulators" if carry else "plain", reason, carry=carry)
+    carry, scaled = _mma_carried(lw, op)
+    lp = LoopPlan("mma accumulators" if carry else "plain", reason, carry=carry, scaled=scaled)
     if rplan is not None and carry:
         lp.rows, lp.strategy = rplan, "row region"
         lp.hoist_a = tuple(d for d in rplan.hoist if lw.forced_ml[d].nt % 2 == 0)
@@ -172,14 +174,15 @@ def _plan_rotation(lw, op, lp):
 
 
 def _mma_carried(lw, op):
-    """{iter position: MmaLayout} for accumulators fed only through a dot (acc = dot(a, b, acc));
-    a row-scaled accumulator's multiply is deferred to the dot (``lw.deferred``)."""
+    """({iter position: MmaLayout}, {scaled positions}) for accumulators fed only through a
+    dot (acc = dot(a, b, acc)); a row-scaled accumulator's multiply (acc * v[:, None]) is
+    deferred to the dot (``lw.deferred``)."""
     from .rules_mma import _uses, plan_for_dot, row_scaled_acc
     body = op.body
     term = body.terminator
-    out = {}
+    out, scaled_at = {}, set()
     if term is None:
-        return out
+        return out, scaled_at
     for i, v in enumerate(term.values):
         d = v.op
         if not isinstance(d, ops.DotOp):
@@ -190,11 +193,12 @@ def _mma_carried(lw, op):
             if ml is not None:
                 out[i] = ml
                 if scaled:      # lower_dot_mma scales the rows itself
+                    scaled_at.add(i)
                     lw.deferred[d.acc.op] = scaled
                     bc = scaled[1].op
                     if _uses(op, scaled[1]) == 1:
                         lw.deferred[bc] = None
-    return out
+    return out, scaled_at
 
 
 def _kmajor_loads(lw, op, rplan, loads, out):
@@ -291,7 +295,8 @@ def _loop_lines(lp) -> list:
             out.append(f"copy: {_load_name(rl.load)} {'K-major' if rl.kmajor else 'N-major'} "
                        f"{rl.shape}, {rl.width} x 2 B per cp.async" + (", wgmma" if rl.wgmma else ", mma.sync"))
     for i, ml in sorted(lp.carry.items()):
-        out.append(f"accumulator {i}: mma {ml.shape} warps {ml.wm}x{ml.wn}")
+        out.append(f"accumulator {i}: mma {ml.shape} warps {ml.wm}x{ml.wn}"
+                   + (", its row scaling applied in the mma layout" if i in lp.scaled else ""))
     for ld, j in lp.prefetch:
         how = f"carried pointer {j}" if isinstance(j, int) else "computed pointer"
         w = "/".join(str(lp.widths[k]) for k in lp.widths if k[0] is ld)
