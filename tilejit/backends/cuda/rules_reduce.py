@@ -242,6 +242,14 @@ def _reduce(lw, op):
                 lw.values[o.result] = Tile([r], None)
             return [Tile([outs[0]], None)]
         return [Tile([_reduce_all(lw, op, src, el)], None)]
+    if op.result.type.numel == 1:
+        # every other axis has size 1 (Inductor's persistent reductions with XBLOCK=1: a
+        # [1, R] tile reduced over R): the elements' flat order is the axis order, so this
+        # is the full reduction (registers, shuffles, one exchange across warps), not
+        # _reduce_axis's walk of the row through shared memory by every thread
+        v = _reduce_all(lw, op, src, el)
+        out = lw.layout(op.result.type)
+        return [Tile([v] * (1 if out is None else out.nslots), out)]
     return [_reduce_axis(lw, op, src, el)]
 
 
