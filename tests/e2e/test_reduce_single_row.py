@@ -36,3 +36,32 @@ def test_single_row_reductions(backend, rng, row, n, R):
     x64 = x.astype(np.float64)
     assert out[0] == x.max() and idx[0] == int(np.argmax(x))
     np.testing.assert_allclose(out[1], np.exp(x64 - x64.max()).sum(), rtol=1e-5)
+
+
+@tilejit.jit
+def rows_reduce(X, Out, XB: tl.constexpr, R: tl.constexpr, KIND: tl.constexpr):
+    """[XB, R] tiles reduced over R: on CUDA rows of whole warps (R / 4 lanes a multiple
+    of 32 dividing the threads) take cuda/rules_reduce.py's warp-rows path."""
+    rows = tl.program_id(0) * XB + tl.arange(0, XB)[:, None]
+    cols = tl.arange(0, R)[None, :]
+    x = tl.load(X + rows * R + cols)
+    if KIND == 0:
+        r = tl.sum(x, 1)
+    elif KIND == 1:
+        r = tl.max(x, 1)
+    else:
+        r = tl.min(x, 1)
+    tl.store(Out + tl.program_id(0) * XB + tl.arange(0, XB), r)
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2])
+@pytest.mark.parametrize("xb,r,warps", [(4, 1024, 8), (2, 512, 4), (16, 256, 8), (8, 4096, 16)])
+def test_rows_of_whole_warps(backend, rng, kind, xb, r, warps):
+    programs = 3
+    x = rng.standard_normal((programs * xb, r)).astype(np.float32)
+    out = np.full(programs * xb, np.nan, np.float32)
+    rows_reduce[(programs,)](x, out, XB=xb, R=r, KIND=kind, num_warps=warps)
+    if kind == 0:
+        np.testing.assert_allclose(out, x.astype(np.float64).sum(1), rtol=1e-5, atol=1e-4)
+    else:
+        np.testing.assert_array_equal(out, x.max(1) if kind == 1 else x.min(1))

@@ -37,3 +37,21 @@ def test_single_row_sum_shuffles(row):
     ptx = k.asm["ptx"]
     assert len(re.findall(r"shfl\.sync\.bfly", ptx)) == 5          # one butterfly
     assert _backward_branches(ptx) == 0                            # no walk of the row
+
+
+@tilejit.jit
+def rows_sum(X, Out, XB: tl.constexpr, R: tl.constexpr):
+    rows = tl.arange(0, XB)[:, None]
+    s = tl.sum(tl.load(X + rows * R + tl.arange(0, R)[None, :]), 1)
+    tl.store(Out + tl.arange(0, XB), s)
+
+
+def test_rows_of_whole_warps_shuffle():
+    """[4, 1024] fp32 in 8 warps: a row is 256 lanes (8 warps' worth over 4 reps): each
+    rep's chunk sums, a butterfly per warp (4 x 5 shuffles), no loop over the row."""
+    k = tilejit.compile(rows_sum, signature={"X": "*fp32", "Out": "*fp32"},
+                        constexprs={"XB": 4, "R": 1024}, divisible_by_16=("X", "Out"),
+                        target="cuda:90", num_warps=8)
+    ptx = k.asm["ptx"]
+    assert len(re.findall(r"shfl\.sync\.bfly", ptx)) == 4 * 5
+    assert _backward_branches(ptx) == 0
