@@ -13,8 +13,8 @@ row sum and Triton tutorial 05's layer norm forward):
 * layer norm forward 8192 x 1024 fp32 (GB/s, input read + output written);
 * matmul fp32 512^3 / 1024^3 / 2048^3 (GFLOP/s);
 * row softmax 4096 x 4096 fp32 into a preallocated output (GB/s, read + write);
-* vector add fp32 2^20 under background load (2 x nproc busy processes): tilejit's
-  pool against tilejit on one thread and the peers.
+* vector add fp32 2^20 and matmul fp32 1024^3 under background load (2 x nproc busy
+  processes): tilejit's pool against tilejit on one thread and the peers.
 
 Every framework gets the same thread count (``--threads``: tilejit's ``num_threads``,
 ``torch.set_num_threads``, ``numba.set_num_threads``, and OMP/OpenBLAS/MKL thread counts
@@ -201,7 +201,9 @@ def vector_add(P, reps, sizes, block=4096):
         outs = {}
 
         def out(k):
-            return outs.setdefault(k, np.empty_like(x))
+            if k not in outs:              # allocated once: not inside the timed call
+                outs[k] = np.empty_like(x)
+            return outs[k]
         fns = {"tilejit": lambda: K.add_kernel[(tilejit.cdiv(n, block),)](x, y, out("tilejit"), n, BLOCK=block),
                "numpy": lambda: np.add(x, y, out=out("numpy"))}
         if P.numba:
@@ -306,7 +308,9 @@ def matmul(P, reps, sizes, BM=128, BN=128, BK=64):
         outs = {}
 
         def out(k):
-            return outs.setdefault(k, np.empty((n, n), np.float32))
+            if k not in outs:              # allocated once: not inside the timed call
+                outs[k] = np.empty((n, n), np.float32)
+            return outs[k]
         fns = {"tilejit": lambda: K.matmul_kernel[(n // BM, n // BN)](a, b, out("tilejit"), n, n, n, n, 1, n, 1,
                                                                       n, 1, BM=BM, BN=BN, BK=BK),
                "numpy": lambda: np.matmul(a, b, out=out("numpy"))}
@@ -354,57 +358,79 @@ def softmax(P, reps, R=4096, C=4096):
     return [row(f"row softmax {R}x{R} fp32, preallocated output", "GB/s", t, 8 * R * C)]
 
 
-def under_load(P, reps, threads, e=20, block=4096):
-    """Vector add 2^e while 2 x nproc busy processes run: tilejit's pool (``threads``
-    at most, sized by the pool) against tilejit on one thread and the peers."""
+def under_load(P, reps, threads, e=20, block=4096, mm=1024):
+    """Vector add 2^e and matmul mm^3 while 2 x nproc busy processes run: tilejit's
+    pool (``threads`` at most, sized by the pool) against tilejit on one thread and
+    the peers."""
     n = 1 << e
     x, y = np.random.default_rng(5).random(n, dtype=np.float32), np.random.default_rng(6).random(n, dtype=np.float32)
-    out1, out2, out3 = np.empty_like(x), np.empty_like(x), np.empty_like(x)
-    pool_opts, one_opts = get_options(), get_options().with_(num_threads=1)
+    a, b = (np.random.default_rng(s).standard_normal((mm, mm)).astype(np.float32) for s in (7, 8))
+    outs = {}
 
-    def tj(opts, o, calls=1):
-        """Seconds per launch of ``calls`` under ``opts`` (after an untimed one: a
-        change of options sends the first launch through the general path)."""
-        saved = get_options()
-        set_options(opts)
-        try:
-            run = K.add_kernel[(tilejit.cdiv(n, block),)]
-            run(x, y, o, n, BLOCK=block)
-            t = time.perf_counter()
-            for _ in range(calls):
-                run(x, y, o, n, BLOCK=block)
-            return (time.perf_counter() - t) / calls
-        finally:
-            set_options(saved)
-    ours = {"tilejit": lambda: tj(pool_opts, out1), "tilejit (1 thread)": lambda: tj(one_opts, out2)}
-    fns = {"numpy": lambda: np.add(x, y, out=out3)}
+    def out(k, like):
+        if k not in outs:
+            outs[k] = np.empty_like(like)
+        return outs[k]
+    add = (f"vector add fp32 2^{e}", 12 * n, lambda o: K.add_kernel[(tilejit.cdiv(n, block),)](x, y, o, n, BLOCK=block),
+           {"numpy": lambda: np.add(x, y, out=out("add numpy", x))}, x, lambda o: np.testing.assert_array_equal(o, x + y))
+    mat = (f"matmul fp32 {mm}^3", 2 * mm ** 3,
+           lambda o: K.matmul_kernel[(mm // 128, mm // 128)](a, b, o, mm, mm, mm, mm, 1, mm, 1, mm, 1,
+                                                            BM=128, BN=128, BK=64),
+           {"numpy": lambda: np.matmul(a, b, out=out("mm numpy", a))}, a,
+           lambda o: np.testing.assert_allclose(o, a.astype(np.float64) @ b, rtol=1e-3, atol=1e-2 * np.sqrt(mm)))
     if P.numba:
-        fns["numba"] = lambda: P.numba["add"](x, y, out3)
+        add[3]["numba"] = lambda: P.numba["add"](x, y, out("add numba", x))
     if P.torch:
-        tx, ty, to = P.t(x), P.t(y), P.t(out3)
-        fns["torch"] = lambda: P.torch.add(tx, ty, out=to)
-    measure({**ours, **fns}, 1)                       # compiled before the load starts
+        tx, ty, to = P.t(x), P.t(y), P.t(out("add torch", x))
+        add[3]["torch"] = lambda: P.torch.add(tx, ty, out=to)
+        ta, tb, tc = P.t(a), P.t(b), P.t(out("mm torch", a))
+        mat[3]["torch"] = lambda: P.torch.mm(ta, tb, out=tc)
+    for w in (add, mat):                              # compiled before the load starts
+        w[2](out(w[0] + "pool", w[4]))
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * (os.cpu_count() or 1))]
     try:
         time.sleep(1.0)
-        load = os.getloadavg()
-        # tilejit's two ways side by side (a peer's lingering threads would favour the
-        # one after it), then the peers
-        per = {k: [] for k in ours}
-        for r in range(max(reps, 15)):            # blocks of launches, alternating
-            for k in (list(ours) if r % 2 else list(ours)[::-1]):
-                per[k].append(ours[k]())
-        t = {**{k: float(np.median(v)) for k, v in per.items()}, **measure(fns, max(reps, 5), warmup=1)}
+        rows = [_loaded(reps, w, out, len(busy)) for w in (add, mat)]
     finally:
         for p in busy:
             p.kill()
         for p in busy:
             p.wait()
-    np.testing.assert_array_equal(out1, x + y)
-    np.testing.assert_array_equal(out2, x + y)
-    r = row(f"vector add fp32 2^{e}, {len(busy)} busy processes", "GB/s", t, 12 * n, load_during=load)
+    return rows
+
+
+def _loaded(reps, work, out, nbusy):
+    """One workload's row under load: tilejit's two ways side by side, alternating
+    blocks of launches (a peer's lingering threads would favour the one after it),
+    then the peers."""
+    case, amount, launch, peers, like, check = work
+    pool_opts, one_opts = get_options(), get_options().with_(num_threads=1)
+
+    def tj(opts, o):
+        """Seconds per launch under ``opts`` (after an untimed one: a change of
+        options sends the first launch through the general path)."""
+        saved = get_options()
+        set_options(opts)
+        try:
+            launch(o)
+            t = time.perf_counter()
+            launch(o)
+            return time.perf_counter() - t
+        finally:
+            set_options(saved)
+    o1, o2 = out(case + "pool", like), out(case + "one", like)
+    ours = {"tilejit": lambda: tj(pool_opts, o1), "tilejit (1 thread)": lambda: tj(one_opts, o2)}
+    load = os.getloadavg()
+    per = {k: [] for k in ours}
+    for r in range(max(reps, 15)):
+        for k in (list(ours) if r % 2 else list(ours)[::-1]):
+            per[k].append(ours[k]())
+    t = {**{k: float(np.median(v)) for k, v in per.items()}, **measure(peers, max(reps, 5), warmup=1)}
+    check(o1)
+    check(o2)
+    r = row(f"{case}, {nbusy} busy processes", "GB/s" if "add" in case else "GFLOP/s", t, amount, load_during=load)
     r["pool_vs_one_thread"] = r["values"]["tilejit"] / r["values"]["tilejit (1 thread)"]
-    return [r]
+    return r
 
 
 # ---------------------------------------------------------------- report

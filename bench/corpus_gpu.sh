@@ -15,7 +15,7 @@
 #       (TILEJIT_CUDA_TUNING=remat_reductions=0), beside the default run's figures: checks
 #       cuda/remat.py's rules on the H200 (RMSNorm fwd 40 vs 48 registers, LayerNorm fwd)
 set -u
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/triton_cache
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/triton_cache
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
 if ! python -c "import liger_kernel" 2>/dev/null; then     # the device has no network: a carried copy

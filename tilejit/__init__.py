@@ -23,17 +23,17 @@ def next_power_of_2(n: int) -> int:
 def __getattr__(name):
     # Lazily imported parts (they pull in optional machinery).
     import importlib
-    lazy = {"CompilationError": ("tilejit.frontend.errors", "CompilationError"),
-            "MissingDependencyError": ("tilejit.runtime.entry", "MissingDependencyError"),
-            "OutOfBoundsError": ("tilejit.interpreter.errors", "OutOfBoundsError"),
-            "OffsetOverflowError": ("tilejit.interpreter.errors", "OffsetOverflowError"),
+    lazy = {"CompilationError": ("tilejit.errors", "CompilationError"),
+            "MissingDependencyError": ("tilejit.errors", "MissingDependencyError"),
+            "OutOfBoundsError": ("tilejit.errors", "OutOfBoundsError"),
+            "OffsetOverflowError": ("tilejit.errors", "OffsetOverflowError"),
             "autotune": ("tilejit.runtime.autotuner", "autotune"),
             "heuristics": ("tilejit.runtime.autotuner", "heuristics"),
             "Config": ("tilejit.runtime.autotuner", "Config"),
             "compile": ("tilejit.runtime.compiler", "compile"),
             "TritonError": ("tilejit.errors", "TritonError"),
             "OutOfResources": ("tilejit.compat.driver", "OutOfResources"),
-            "InterpreterError": ("tilejit.interpreter.errors", "InterpreterError"),
+            "InterpreterError": ("tilejit.errors", "InterpreterError"),
             "must_use_result": ("tilejit.runtime.jit", "must_use_result"),
             "TensorWrapper": ("tilejit.runtime.arrays", "TensorWrapper"),
             "reinterpret": ("tilejit.runtime.arrays", "reinterpret"),

@@ -126,12 +126,9 @@ def _cmd_bench(args) -> int:
 def _versions() -> str:
     """The versions that decide what tilejit compiles: Python, numpy, llvmlite's LLVM."""
     import platform
-    try:
-        import llvmlite
-        import llvmlite.binding as llvm
-        llvm_text = f"llvmlite {llvmlite.__version__}, LLVM {'.'.join(map(str, llvm.llvm_version_info))}"
-    except ImportError as e:                       # pragma: no cover - a broken install
-        llvm_text = f"llvmlite missing ({e})"
+    import llvmlite
+    import llvmlite.binding as llvm
+    llvm_text = f"llvmlite {llvmlite.__version__}, LLVM {'.'.join(map(str, llvm.llvm_version_info))}"
     import numpy
     return f"Python {platform.python_version()}, numpy {numpy.__version__}, {llvm_text}"
 

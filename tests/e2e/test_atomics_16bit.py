@@ -6,7 +6,7 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
-from tilejit.frontend.errors import CompilationError
+from tilejit.errors import CompilationError
 
 torch = pytest.importorskip("torch", reason="bf16 arrays are torch tensors")
 TORCH = {"fp16": torch.float16, "bf16": torch.bfloat16, "int16": torch.int16, "uint16": torch.uint16,

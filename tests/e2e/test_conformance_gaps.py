@@ -9,7 +9,7 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
-from tilejit.frontend.errors import CompilationError
+from tilejit.errors import CompilationError
 
 
 @tilejit.jit
@@ -147,3 +147,21 @@ def test_jit_repr_names_the_kernel(backend):
     named[(1,)](-3, 1, out, 4)
     assert named.warmup(-3, 1, out, 4, grid=(1,)).name == "named_i32_one_B4"
     np.testing.assert_array_equal(out, [-2, -2, -2, -2])
+
+
+@tilejit.jit
+def bool_sums(Out, init, N: tl.constexpr):
+    x = tl.full((N, N), init, dtype=tl.int1)
+    tl.store(Out, tl.sum(x, dtype=tl.int1).to(tl.int32))          # wraps: modulo 2
+    tl.store(Out + 1, tl.sum(x).to(tl.int32))                     # promoted: a count
+    tl.store(Out + 2 + tl.arange(0, N), tl.sum(x, axis=1, dtype=tl.int1).to(tl.int32))
+
+
+@pytest.mark.parametrize("n", [4, 32])
+@pytest.mark.parametrize("init", [0, 1])
+def test_int1_sum_wraps_modulo_two(backend, n, init):
+    # Triton's test_sum_dtype: an int1 sum in int1 is an integer sum modulo 2 (not an or)
+    out = np.full(2 + n, -1, np.int32)
+    bool_sums[(1,)](out, init, n)
+    want = [(init * n * n) % 2, init * n * n] + [(init * n) % 2] * n
+    np.testing.assert_array_equal(out, want)

@@ -8,7 +8,7 @@ import pytest
 import tilejit
 import tilejit.language as tl
 from tilejit.backends.cuda import target as tgt
-from tilejit.frontend.errors import CompilationError
+from tilejit.errors import CompilationError
 
 
 @tilejit.jit

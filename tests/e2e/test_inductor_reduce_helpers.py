@@ -85,3 +85,126 @@ def test_split_of_reshaped_rows(backend, rng, xblock, warps):
     split_pairs[(64 // xblock,)](x, lo, hi, XBLOCK=xblock, R=16, num_warps=warps)
     np.testing.assert_array_equal(lo, x[:, 0::2])
     np.testing.assert_array_equal(hi, x[:, 1::2])
+
+
+# ---- compare-and-select extrema as one tt.reduce (frontend: scan.extremum_kind)
+@tilejit.jit
+def _nan_min(a, b):
+    mask = a < b
+    mask |= a != a
+    return tl.where(mask, a, b)
+
+
+@tilejit.jit
+def _int_max(a, b):
+    return tl.where(b < a, a, b)        # the compare written the other way round
+
+
+@tilejit.jit
+def _ge_no_nan_test(a, b):
+    return tl.where(a >= b, a, b)       # floats without the NaN test: not an extremum kind
+
+
+@tilejit.jit
+def row_extremum(p, out, n, ncols, XBLOCK: tl.constexpr, R: tl.constexpr, WHICH: tl.constexpr):
+    xi = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    r = tl.arange(0, R)[None, :]
+    m = (xi < n) & (r < ncols)
+    if WHICH == 0:
+        x = tl.load(p + (r + ncols * xi), m, other=float("-inf"))
+        v = tl.reduce(x, 1, _nan_max)
+    elif WHICH == 1:
+        x = tl.load(p + (r + ncols * xi), m, other=float("inf"))
+        v = tl.reduce(x, 1, _nan_min)
+    elif WHICH == 2:
+        x = tl.load(p + (r + ncols * xi), m, other=-2147483648)
+        v = tl.reduce(x, 1, _int_max)
+    else:
+        x = tl.load(p + (r + ncols * xi), m, other=float("-inf"))
+        v = tl.reduce(x, 1, _ge_no_nan_test)
+    tl.store(out + xi, v[:, None], xi < n)
+
+
+def _special_rows(rng, n, ncols):
+    x = rng.standard_normal((n, ncols)).astype(np.float32)
+    x[1, 3] = np.nan                      # one NaN
+    x[2, :] = np.nan                      # all NaN
+    x[3, :] = -np.inf
+    x[4, :] = 0.0
+    x[4, ::2] = -0.0                      # +-0 ties
+    x[5, :] = -np.abs(x[5, :])
+    x[5, -1] = -0.0
+    x[6, -1] = np.nan                     # NaN in the last column (a partial lane)
+    x[7, 0] = np.float32(-np.nan)         # a negative NaN
+    x[8, :] = np.inf
+    return x
+
+
+@pytest.mark.parametrize("which", [0, 1])
+@pytest.mark.parametrize("xblock,ncols,R", [(1, 64, 64), (8, 13, 16), (4, 37, 64), (16, 32, 32)])
+def test_nan_propagating_extremum(backend, rng, which, xblock, ncols, R):
+    n = 21                                 # not a multiple of XBLOCK: masked rows
+    x = _special_rows(rng, n, ncols)
+    out = np.full(n, 7.0, np.float32)
+    row_extremum[(-(-n // xblock),)](x, out, n, ncols, XBLOCK=xblock, R=R, WHICH=which)
+    want = x.max(1) if which == 0 else x.min(1)         # numpy's max/min propagate NaN
+    np.testing.assert_array_equal(out, want)            # +-0 compare equal: the sign is unspecified
+    assert np.isnan(out[[1, 2, 6, 7]]).all()
+
+
+@pytest.mark.parametrize("xblock,ncols,R", [(1, 64, 64), (8, 13, 16)])
+def test_int_select_max(backend, rng, xblock, ncols, R):
+    n = 19
+    x = rng.integers(-2**31, 2**31 - 1, (n, ncols), dtype=np.int32)
+    x[3, :] = -2**31
+    out = np.zeros(n, np.int32)
+    row_extremum[(-(-n // xblock),)](x, out, n, ncols, XBLOCK=xblock, R=R, WHICH=2)
+    np.testing.assert_array_equal(out, x.max(1))
+
+
+def test_select_without_nan_test_stays_a_tree(backend, rng):
+    n, ncols = 8, 16
+    x = rng.standard_normal((n, ncols)).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    row_extremum[(n,)](x, out, n, ncols, XBLOCK=1, R=16, WHICH=3)
+    np.testing.assert_array_equal(out, x.max(1))
+
+
+def test_extremum_combines_become_one_reduce():
+    from tilejit.frontend import build_ir
+    from tilejit.ir.printer import print_function
+    from tilejit.ir.types import dtype_from_name
+    for which, kinds in ((0, {"max"}), (1, {"min", "max"}), (2, {"max"}), (3, set())):   # max: the NaN test
+        el = dtype_from_name("*i32" if which == 2 else "*fp32")
+        types = {"p": el, "out": el, "n": dtype_from_name("i32"), "ncols": dtype_from_name("i32")}
+        text = print_function(build_ir(row_extremum, types, {"XBLOCK": 8, "R": 16, "WHICH": which}))
+        found = {k for k in ("max", "min") if f'kind = "{k}"' in text}
+        assert found == kinds, (which, found)
+        assert ('kind = "xor_sum"' in text) == (which == 3)
+
+
+# ---- tl.max / tl.min along the last axis: W partial lanes per row as one vector (cpu)
+@tilejit.jit
+def rows_max_min(p, mx, mn, n, ncols, M: tl.constexpr, R: tl.constexpr):
+    rows = tl.arange(0, M)[:, None]
+    cols = tl.arange(0, R)[None, :]
+    m = (rows < n) & (cols < ncols)
+    x = tl.load(p + rows * ncols + cols, m, other=float("nan"))      # NaN: skipped by tl.max/min
+    tl.store(mx + tl.arange(0, M), tl.max(x, 1), tl.arange(0, M) < n)
+    tl.store(mn + tl.arange(0, M), tl.min(x, 1), tl.arange(0, M) < n)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("n,ncols,M,R", [(5, 64, 8, 64), (3, 40, 4, 64), (7, 8, 8, 8), (2, 19, 2, 32)])
+def test_last_axis_max_min_partial_lanes(backend, rng, dtype, n, ncols, M, R):
+    x = rng.standard_normal((n, ncols)).astype(dtype)
+    x[0, ncols // 2] = np.nan
+    x[-1, :] = np.nan                     # all NaN: NaN
+    if n > 2:
+        x[1, :] = -np.inf
+        x[1, -1] = 3.0                    # the extreme in the last lane
+    mx, mn = np.zeros(n, dtype), np.zeros(n, dtype)
+    rows_max_min[(1,)](x, mx, mn, n, ncols, M=M, R=R)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(mx, np.fmax.reduce(x, axis=1))
+        np.testing.assert_array_equal(mn, np.fmin.reduce(x, axis=1))

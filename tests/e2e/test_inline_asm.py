@@ -153,3 +153,24 @@ def test_globaltimer_ptx(arch):
     assert ptx.count("%globaltimer") == 2 and "%smid" in ptx
     if tgt.find_ptxas():
         tgt.ptxas(ptx, arch)
+
+
+@tilejit.jit
+def _num_threads_kernel(out):
+    n: tl.constexpr = tl.extra.cuda.num_threads()
+    tl.store(out + tl.arange(0, n), tl.full((n,), tl.extra.cuda.num_warps(), tl.int32))
+
+
+@pytest.mark.parametrize("warps", [None, 1, 8])
+def test_num_threads_follows_num_warps(backend, warps):
+    """tl.extra.cuda.num_threads() / num_warps() (Triton's test_num_threads): the
+    launch's num_warps (default 4) as constexprs, each value its own kernel."""
+    w = 4 if warps is None else warps
+    out = np.zeros(32 * 8 + 1, np.int32)
+    if warps is None:
+        _num_threads_kernel[(1,)](out)
+    else:
+        _num_threads_kernel[(1,)](out, num_warps=warps)
+    want = np.zeros_like(out)
+    want[:32 * w] = w
+    np.testing.assert_array_equal(out, want)

@@ -1,6 +1,8 @@
 """Integer semantics against a Python-int model of Triton's rules: promotion between
 widths and signedness, wrap-around, // and % truncating toward zero, shifts and
 comparisons of mixed signedness.  Property-based (hypothesis, bounded)."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -175,19 +177,29 @@ def test_div_rem_of_mixed_signedness_is_rejected(backend, kern):
         kern[(1,)](a, a.view(np.uint32), np.zeros(N, np.uint32), N=N)
 
 
-@pytest.mark.parametrize("dt", [np.int8, np.int32, np.int64, np.uint32])
+INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+INT_IDS = [np.dtype(d).name for d in INT_DTYPES]
+
+
+def _edge_pairs(dt):
+    """Every pair of edge values (INT_MIN, -1, 0, the maximum...) of ``dt``, zero divisors
+    twice as often, in rows of N."""
+    i = np.iinfo(dt)
+    edges = [int(i.min), int(i.max), 0, 1, 7, 100] + ([-1, -7, -100] if i.min < 0 else [int(i.max) - 1])
+    pairs = [(x, y) for x in edges for y in edges + [0, 0]]
+    pairs += [(0, 0)] * (-len(pairs) % N)
+    return np.array([x for x, _ in pairs], dt), np.array([y for _, y in pairs], dt)
+
+
+@pytest.mark.parametrize("dt", INT_DTYPES, ids=INT_IDS)
 def test_div_rem_edges_defined_on_every_backend(backend, dt):
     """INT_MIN // -1 wraps to INT_MIN (INT_MIN % -1 == 0); x // 0 == 0 and x % 0 == x,
-    the same on every backend (LLVM's sdiv/srem leave these undefined)."""
-    i = np.iinfo(dt)
-    edges = [int(i.min), int(i.max), 0, 1, 7, 100] + ([-1, -7, -100] if i.min < 0 else [])
-    pairs = [(x, y) for x in edges for y in edges + [0, 0]][:N * 6]
-    a = np.array([x for x, _ in pairs], dt)
-    b = np.array([y for _, y in pairs], dt)
-    for lo in range(0, len(pairs), N):
+    the same on every backend and every integer width, signed and unsigned (LLVM's
+    sdiv/srem/udiv/urem leave these undefined; cuda lowers them through the shared guarded
+    rule of backends/llvm/scalar.py)."""
+    a, b = _edge_pairs(dt)
+    for lo in range(0, len(a), N):
         ca, cb = a[lo:lo + N], b[lo:lo + N]
-        if len(ca) < N:
-            break
         q, r = np.zeros(N, dt), np.zeros(N, dt)
         k_div[(1,)](ca, cb, q, N=N)
         k_rem[(1,)](ca, cb, r, N=N)
@@ -195,6 +207,25 @@ def test_div_rem_edges_defined_on_every_backend(backend, dt):
         want_r = [wrap(int(x) - int(y) * cdiv(int(x), int(y)), dt) for x, y in zip(ca, cb)]
         assert q.tolist() == want_q, (ca.tolist(), cb.tolist())
         assert r.tolist() == want_r, (ca.tolist(), cb.tolist())
+
+
+@pytest.mark.parametrize("dt", INT_DTYPES, ids=INT_IDS)
+def test_cuda_div_rem_are_guarded_and_assemble(dt):
+    """The CUDA lowering of // and % divides only by a guarded divisor (a ``select``
+    replacing 0, and -1 when signed), for sm_80 and sm_90, and ptxas accepts the PTX."""
+    from tilejit.backends.cuda import target as tgt
+    from tilejit.ir.types import dtype_from_numpy
+    ty = "*" + dtype_from_numpy(np.dtype(dt)).name
+    sig = {"a_ptr": ty, "b_ptr": ty, "o_ptr": ty}
+    for kern, arch in [(k_div, 90), (k_rem, 90), (k_div, 80), (k_rem, 80)]:
+        k = tilejit.compile(kern, signature=sig, constexprs={"N": N}, target=f"cuda:{arch}")
+        llir = k.asm["llir"]
+        divisors = re.findall(r"= (?:sdiv|srem|udiv|urem) i\d+ %\S+, (%\S+)", llir)
+        assert divisors, llir
+        for d in divisors:
+            assert re.search(re.escape(d) + r" = select ", llir), (d, llir)
+        if tgt.find_ptxas():
+            tgt.ptxas(k.asm["ptx"], arch)
 
 
 def test_known_triton_answers(backend):

@@ -102,3 +102,23 @@ def gelu_kernel(x_ptr, out_ptr, APPROX: tl.constexpr, BLOCK: tl.constexpr):
     else:
         y = 0.5 * x * (1.0 + libdevice.erf(x * 0.7071067811865476))
     tl.store(out_ptr + offs, y)
+
+
+def test_exp_underflow_range(backend, rng):
+    """exp/exp2 where the result is subnormal (computed; within 1 subnormal step of the
+    rounded float64 value) and below it down to -inf (0: those lanes are not scaled at
+    all, see mathlib._clamp), as a masked softmax row has them."""
+    x = np.concatenate([np.linspace(-106, -86, 2003, dtype=np.float32),
+                        np.linspace(-152, -124, 2003, dtype=np.float32),
+                        np.float32([-np.inf, -1e30, -3.4e38, -104.0, -104.00001, -150.0, -150.00002,
+                                    -103.97, -149.9])])
+    n = len(x)
+    out = np.full((len(_FNS) + 1) * n, -7.0, np.float32)
+    math_kernel[(tilejit.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK)
+    tiny = 2.0 ** -149
+    for i, ref_fn in ((2, np.exp), (3, np.exp2)):
+        got = out[i * n:(i + 1) * n].astype(np.float64)
+        want = ref_fn(x.astype(np.float64))
+        step = 1e-5 if backend == "cuda" else 0.0      # cuda: ex2.approx (docs/differences.md)
+        np.testing.assert_allclose(got, want, rtol=step + 2 * 2.0**-23, atol=1.01 * tiny)
+        assert (got[x < -160] == 0).all() and (got >= 0).all()

@@ -6,6 +6,8 @@ code, so they are part of the cache key and a change compiles again.  A ``@jit``
 redefined after a kernel calling it compiled (a notebook cell run again) is used by
 the next launch.
 """
+import types
+
 import numpy as np
 
 import tilejit
@@ -101,3 +103,73 @@ def test_global_shadowed_only_where_captured(backend):
         tl.store(X + tl.arange(0, 4), tl.arange(0, 4) * C)
 
     np.testing.assert_array_equal(_run(uses_global), [0, 3, 6, 9])
+
+
+@tilejit.jit
+def leaf(v):
+    return v * 2
+
+
+@tilejit.jit
+def middle(v):
+    return leaf(v) + 1
+
+
+@tilejit.jit
+def calls_middle(X):
+    tl.store(X + tl.arange(0, 4), middle(tl.arange(0, 4)))
+
+
+def test_redefined_helper_two_calls_down_recompiles(backend):
+    global leaf
+    original = leaf
+    np.testing.assert_array_equal(_run(calls_middle), [1, 3, 5, 7])
+    leaf = _make_times(10)
+    try:
+        np.testing.assert_array_equal(_run(calls_middle), [1, 11, 21, 31])
+    finally:
+        leaf = original
+    np.testing.assert_array_equal(_run(calls_middle), [1, 3, 5, 7])
+
+
+# a helper library imported as a module (``import mylib``; ``importlib.reload(mylib)``
+# or ``mylib.helper = ...`` redefines the helper the kernel calls as ``mylib.helper``)
+helper_lib = types.ModuleType("scoping_helper_lib")
+helper_lib.helper = _make_times(2)
+helper_lib.FACTOR = 1
+
+
+@tilejit.jit
+def calls_module_helper(X):
+    tl.store(X + tl.arange(0, 4), helper_lib.helper(tl.arange(0, 4)) + helper_lib.FACTOR)
+
+
+def test_redefined_module_attribute_helper_recompiles(backend):
+    original = helper_lib.helper
+    np.testing.assert_array_equal(_run(calls_module_helper), [1, 3, 5, 7])
+    helper_lib.helper = _make_times(3)
+    try:
+        np.testing.assert_array_equal(_run(calls_module_helper), [1, 4, 7, 10])
+        helper_lib.FACTOR = 5            # a module constant the kernel folds in
+        np.testing.assert_array_equal(_run(calls_module_helper), [5, 8, 11, 14])
+    finally:
+        helper_lib.helper, helper_lib.FACTOR = original, 1
+    np.testing.assert_array_equal(_run(calls_module_helper), [1, 3, 5, 7])
+
+
+def test_helper_redefined_in_enclosing_function_recompiles(backend):
+    @tilejit.jit
+    def times(v):
+        return v * 2
+
+    @tilejit.jit
+    def kernel(X):
+        tl.store(X + tl.arange(0, 4), times(tl.arange(0, 4)))
+
+    np.testing.assert_array_equal(_run(kernel), [0, 2, 4, 6])
+
+    @tilejit.jit
+    def times(v):  # noqa: F811 - redefined on purpose, as a re-run cell does
+        return v * 7
+
+    np.testing.assert_array_equal(_run(kernel), [0, 7, 14, 21])

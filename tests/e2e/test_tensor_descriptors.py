@@ -7,7 +7,7 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
-from tilejit.frontend.errors import CompilationError
+from tilejit.errors import CompilationError
 from tilejit.tools.tensor_descriptor import TensorDescriptor
 
 DTYPES = {"fp32": np.float32, "fp16": np.float16}

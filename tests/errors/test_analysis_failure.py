@@ -42,3 +42,20 @@ def test_vectorize_off_compiles_without_the_analysis(broken_rule, target):
     with use_options(vectorize=False):
         k = tilejit.compile(copy_rows, signature=SIG, constexprs={"BLOCK": 128}, target=target)
     assert k is not None
+
+
+def test_a_failing_fact_lookup_is_an_error_not_scalar_code():
+    """The CUDA lowering asks the facts of each value through ``Lowering.axis``: without an
+    analysis it assumes nothing (None); a lookup that fails raises (a compile error naming
+    the op, from the rule driver), never silently the code made without the facts."""
+    from tilejit.backends.cuda.lowering import Lowering
+
+    class Failing:
+        def axis(self, value):
+            raise KeyError("no facts for this value")
+    lw = Lowering.__new__(Lowering)
+    lw.facts = None
+    assert lw.axis(object()) is None
+    lw.facts = Failing()
+    with pytest.raises(KeyError, match="no facts for this value"):
+        lw.axis(object())

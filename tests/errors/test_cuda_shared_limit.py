@@ -6,7 +6,7 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
-from tilejit.frontend.errors import CompilationError
+from tilejit.errors import CompilationError
 
 
 @tilejit.jit

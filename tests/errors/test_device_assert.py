@@ -8,7 +8,7 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
-from tilejit.interpreter.errors import DeviceAssertError
+from tilejit.errors import DeviceAssertError
 from tilejit.runtime.options import use_options
 
 HOST_BACKENDS = ["interpreter", "cpu"]

@@ -7,7 +7,7 @@ import pytest
 import tilejit
 import tilejit.language as tl
 from tilejit.frontend import build_ir
-from tilejit.frontend.errors import CompilationError
+from tilejit.errors import CompilationError
 from tilejit.ir.types import PointerType, float32, int32
 
 GLOBAL_LIST = [1, 2, 3]

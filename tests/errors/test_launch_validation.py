@@ -6,7 +6,7 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
-from tilejit.frontend.errors import CompilationError
+from tilejit.errors import CompilationError
 from tilejit.runtime.options import use_options
 
 HOST_BACKENDS = ["interpreter", "cpu"]
@@ -56,6 +56,9 @@ def test_unsupported_argument_types(host):
         copy[(1,)](x, np.zeros(8, np.complex128), 8, BLOCK=8)
     with pytest.raises(ValueError, match="argument 'n': integer .* does not fit in 64 bits"):
         copy[(1,)](x, x, 2**64, BLOCK=8)
+    for big in (2**64, -2**63 - 1):         # Triton raises OverflowError (test_core.py)
+        with pytest.raises(OverflowError, match="argument 'n': integer .* does not fit in 64 bits"):
+            copy[(1,)](x, x, big, BLOCK=8)
 
 
 def test_missing_and_misspelled_constexpr(host):

@@ -7,7 +7,7 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
-from tilejit.interpreter.errors import OutOfBoundsError
+from tilejit.errors import OutOfBoundsError
 from tilejit.runtime.options import use_options
 
 

@@ -94,7 +94,7 @@ def test_wrapped_offset_stops_the_gpu_launch():
 
 # ---------------------------------------------------------------- through kernel[grid](...)
 import tilejit  # noqa: E402
-from tilejit.interpreter.errors import DeviceAssertError  # noqa: E402
+from tilejit.errors import DeviceAssertError  # noqa: E402
 from tilejit.runtime.options import use_options  # noqa: E402
 
 

@@ -104,6 +104,12 @@ def run_case(name, device="cpu", mode=None):
 
 
 def main(argv):
+    if {"-h", "--help"} & set(argv):
+        print(__doc__.strip() + "\n\ncases: " + " ".join(CASES))
+        return
+    bad = [a for a in argv if a.startswith("-") and (not a.startswith("--") or "=" not in a)]
+    if bad:
+        raise SystemExit(f"unknown option {bad[0]!r} (options: --device=cuda, --mode=max-autotune; --help)")
     flags = dict(a[2:].split("=", 1) for a in argv if a.startswith("--"))
     names = [a for a in argv if not a.startswith("--")]
     for name in names or list(CASES):

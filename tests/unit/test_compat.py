@@ -310,6 +310,10 @@ def test_cli_dump_end_to_end(tmp_path, capsys):
             assert "define" in capsys.readouterr().out
             assert main(base + ["--stage", "nope"]) == 1
             assert "no stage 'nope'" in capsys.readouterr().err
+            assert main(base + ["--target", "cuda:90", "--stage", "cuda-plan"]) == 0
+            plan = capsys.readouterr().out.splitlines()
+            assert plan[0] == "cuda-plan @k741 (sm_90, 4 warps)"
+            assert plan[1].startswith("  tt.load <1024xint64> at kern.py:") and plan[1].endswith(": width 2 (masked)")   # 2 x 8 B
     finally:
         compat.uninstall_triton_alias()
 

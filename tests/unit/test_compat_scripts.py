@@ -20,18 +20,6 @@ SCRIPTS = sorted(glob.glob(os.path.join(ROOT, "tests", "triton_scripts", "*.py")
 NAMES = [os.path.basename(s)[:-3] for s in SCRIPTS]
 
 
-def _runtime_ready() -> bool:
-    try:
-        from tilejit import frontend
-        return hasattr(frontend, "build_ir") and importlib.util.find_spec("tilejit.runtime.launch") is not None
-    except ImportError:
-        return False
-
-
-needs_runtime = pytest.mark.skipif(not _runtime_ready(),
-                                reason="needs the frontend and the runtime launch path")
-
-
 def _cuda_ready() -> bool:
     try:
         import torch
@@ -76,7 +64,6 @@ def _expect_741(out: str):
     assert [float(s) for s in sums] == [2001000.0, 2001000.0], out
 
 
-@needs_runtime
 @pytest.mark.parametrize("name", NAMES)
 def test_script(results, name):
     if name == "issue741_cuda" and not _cuda_ready():
@@ -100,7 +87,6 @@ def test_script(results, name):
     assert f"PASS {name}" in r.stdout, r.stdout
 
 
-@needs_runtime
 def test_issue741_on_interpreter(tmp_path):
     r = _run(os.path.join(ROOT, "tests", "triton_scripts", "issue741_numpy.py"), str(tmp_path),
              {"TILEJIT_INTERPRET": "1"})

@@ -5,7 +5,7 @@ import pytest
 
 import tilejit as triton
 import tilejit.language as tl
-from tilejit.interpreter.errors import DeviceAssertError
+from tilejit.errors import DeviceAssertError
 from tilejit.runtime.options import use_options
 
 

@@ -49,6 +49,12 @@ def test_sizing_estimate_and_inline_limit():
     assert s.ns_per_program == pytest.approx(1000)
     assert s.inline_limit(10_000, 1 << 31) == 20        # two wake-ups' worth of programs
     assert s.inline_limit(10_000, 8) == 8
+    s.note(100, 10e-3, 1)                               # one slow launch (preempted): a bounded rise
+    assert s.ns_per_program == pytest.approx(1250)
+    s.note(100, 10e-3, 1)
+    assert s.ns_per_program == pytest.approx(1250 * 1.25)
+    s.note(100, 10e-6, 1)                               # a faster one: at once
+    assert s.ns_per_program == pytest.approx(100)
 
 
 @tilejit.jit

@@ -341,22 +341,12 @@ def test_741_scattered_store_is_never_vectorised():
         assert not any(".v2" in s or ".v4" in s for s in stores), stores
 
 
-def _have_analysis():
-    try:
-        from tilejit.analysis import analyze  # noqa: F401
-        return True
-    except ImportError:
-        return False
-
-
-@pytest.mark.skipif(not _have_analysis(), reason="tilejit.analysis.analyze not available yet")
 def test_contiguous_copy_uses_16_byte_vectors():
     ptx = compile_cuda(copy_kernel()).asm["ptx"]
     assert re.search(r"ld\.global(\.\w+)*\.v4\.(b32|f32|u32)", ptx), ptx
     assert re.search(r"st\.global(\.\w+)*\.v4\.(b32|f32|u32)", ptx), ptx
 
 
-@pytest.mark.skipif(not _have_analysis(), reason="tilejit.analysis.analyze not available yet")
 def test_741_loads_of_contiguous_input_are_vectorised():
     ptx = compile_cuda(k741()).asm["ptx"]
     assert re.search(r"ld\.global(\.\w+)*\.v[24]\.", ptx), ptx
@@ -439,17 +429,6 @@ def test_backend_registered_and_unavailable_without_gpu():
 # ---------------------------------------------------------------------------
 # tilejit.compile from Python source (needs the frontend)
 # ---------------------------------------------------------------------------
-def _frontend():
-    try:
-        from tilejit.frontend import build_ir  # noqa: F401
-        return True
-    except ImportError:
-        return False
-
-
-needs_frontend = pytest.mark.skipif(not _frontend(), reason="frontend not available yet")
-
-
 import tilejit  # noqa: E402
 import tilejit.language as tl  # noqa: E402
 
@@ -476,7 +455,6 @@ def _jit_kernels():
     return copy, scatter741
 
 
-@needs_frontend
 @pytest.mark.parametrize("target", ["cuda:80", "cuda:90"])
 def test_compile_api_741_from_source(target):
     import tilejit
@@ -486,14 +464,13 @@ def test_compile_api_741_from_source(target):
     ptx = ker.asm["ptx"]
     assert {"ttir", "llir", "ptx"} <= set(ker.asm)
     assert not any(".v2" in s or ".v4" in s for s in _stores(ptx))
-    if _have_analysis():   # in_ptr0 + x2 and in_ptr1 + x2 are contiguous and aligned
-        assert re.search(r"ld\.global(\.\w+)*\.v2\.b64", ptx), ptx
-        assert re.search(r"ld\.global(\.\w+)*\.v4\.b32", ptx), ptx
+    # in_ptr0 + x2 and in_ptr1 + x2 are contiguous and aligned
+    assert re.search(r"ld\.global(\.\w+)*\.v2\.b64", ptx), ptx
+    assert re.search(r"ld\.global(\.\w+)*\.v4\.b32", ptx), ptx
     if tgt.find_ptxas():
         tgt.ptxas(ptx, int(target.split(":")[1]))
 
 
-@needs_frontend
 def test_compile_api_copy_vectorises_only_when_specialised():
     import tilejit
     copy, _ = _jit_kernels()
@@ -502,8 +479,7 @@ def test_compile_api_copy_vectorises_only_when_specialised():
                            target="cuda:90").asm["ptx"]
     plain = tilejit.compile(copy, signature=sig, constexprs={"BLOCK": 1024}, target="cuda:90").asm["ptx"]
     assert not re.search(r"\.global(\.\w+)*\.v[24]", plain)      # alignment unknown: scalar
-    if _have_analysis():
-        assert re.search(r"ld\.global(\.\w+)*\.v4\.b32", spec) and re.search(r"st\.global(\.\w+)*\.v4\.b32", spec)
+    assert re.search(r"ld\.global(\.\w+)*\.v4\.b32", spec) and re.search(r"st\.global(\.\w+)*\.v4\.b32", spec)
 
 
 def test_fp64_transcendentals_use_no_fp32_approximation():
@@ -534,8 +510,45 @@ def test_loop_free_dot_loads_fp16_operands_in_16_byte_chunks():
     if tgt.find_ptxas():
         tgt.ptxas(ptx, 90)
 
-    # a dot with an fp16 result (the multiply-add path, rules_reduce) loads the same way
+    # a dot with an fp16 result (rules_mma.lower_dot_mma_half_acc: mma with fp32
+    # accumulation, one rounding) loads the same way and stores 8 halves per access
     from test_dot_loop_free import dot_fp16_out
     ptx = tilejit.compile(dot_fp16_out, signature={"X": "*fp16", "Y": "*fp16", "Z": "*fp16"},
                           constexprs=dict(B=64), divisible_by_16=("X", "Y", "Z"), target="cuda:90").asm["ptx"]
     assert set(re.findall(r"ld\.global\.[\w.]+", ptx)) == {"ld.global.v4.b32"}
+    assert set(re.findall(r"st\.global\.[\w.]+", ptx)) == {"st.global.v4.b32"}
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx and "fma.rn" not in ptx
+
+
+def test_loop_free_dot_chunks_are_16_bytes_of_the_narrowest_tile():
+    """rules_mma.widen_operand_chunks: each loaded or stored shape of a loop-free dot
+    kernel gets 16-byte chunks of its narrowest element (1-byte tiles 16 elements,
+    2-byte 8), so int8 operands load with ``ld.global.v4`` and an fp16 result stores
+    with ``st.global.v4`` (Triton's test_dot / test_scaled_dot asserts); a kernel with a
+    loop keeps the choice to its dot paths."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+    import tilejit
+    from tilejit.backends.cuda.rules_mma import chunk_element_sizes, widened_layout
+    from tilejit.runtime.compiler import build
+    from test_dot_loop_free import dot_int8_operands
+    sig = {"X": "*i8", "Y": "*i8", "Z": "*fp16"}
+    consts = dict(M=128, N=64, K=64)
+    func, _ = build(dot_int8_operands, sig, consts, ("X", "Y", "Z"))
+    sizes = chunk_element_sizes(func)
+    assert sizes == {(128, 64): 1, (64, 64): 1}                  # the x, y and z tiles
+    lay = widened_layout((128, 64), 128, 1, make_layout((128, 64), 128))
+    assert (lay.vec, lay.reps) == (16, 4)
+    assert widened_layout((8, 16), 128, 1, make_layout((8, 16), 128)) is None   # not exact
+    ptx = tilejit.compile(dot_int8_operands, signature=sig, constexprs=consts,
+                          divisible_by_16=("X", "Y", "Z"), target="cuda:90").asm["ptx"]
+    assert set(re.findall(r"ld\.global\.[\w.]+", ptx)) == {"ld.global.v4.b32"}
+    assert set(re.findall(r"st\.global\.[\w.]+", ptx)) == {"st.global.v4.b32"}
+    if tgt.find_ptxas():
+        tgt.ptxas(ptx, 90)
+    consts = dict(M=128, N=128, K=64)                              # only z is (128, 128)
+    func, _ = build(dot_int8_operands, sig, consts, ("X", "Y", "Z"))
+    assert chunk_element_sizes(func)[(128, 128)] == 2
+    ptx = tilejit.compile(dot_int8_operands, signature=sig, constexprs=consts,
+                          divisible_by_16=("X", "Y", "Z"), target="cuda:90").asm["ptx"]
+    assert set(re.findall(r"st\.global\.[\w.]+", ptx)) == {"st.global.v4.b32"}

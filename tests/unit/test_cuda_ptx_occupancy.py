@@ -81,19 +81,13 @@ def test_launch_options_win():
     assert _maxnreg(_t03(min_ctas_per_sm=1)) == [] and ".minnctapersm 1" in _t03(min_ctas_per_sm=1)
 
 
-def test_no_cap_where_two_ctas_do_not_fit_or_no_wgmma():
-    """Four stages (4 x 32 KB of ring) leave no shared memory for a second CTA; on sm_80
-    the ring runs mma.sync (the cap was measured for wgmma only)."""
-    assert "wgmma.mma_async" in _t03(stages=4) and _maxnreg(_t03(stages=4)) == []
-    assert "mma.sync" in _t03(arch=80) and _maxnreg(_t03(arch=80)) == []
+# No cap with four stages, on sm_80, or for tutorial 09's hinted kernel: the planning
+# stage's decision, tests/golden/cuda_plan/matmul_tutorial03.py.
 
 
-def test_hinted_and_persistent_kernels_left_alone():
-    """Tutorial 09's hinted grouped-ordering matmul (one ring, nothing else setting the
-    registers) and tutorial 08's grouped GEMM (its versioned ring inside the persistent
-    tile loop: one program per SM) get no cap (the rule adds nothing else to the PTX)."""
-    on = _compile("persistent_matmul.py", "matmul_kernel", MM_CFG).asm["ptx"]
-    assert _maxnreg(on) == [] and "wgmma.mma_async" in on
+def test_persistent_grouped_gemm_left_alone():
+    """Tutorial 08's grouped GEMM (its versioned ring inside the persistent tile loop:
+    one program per SM) gets no cap."""
     fn = script_kernels("grouped_gemm.py")["grouped_matmul_kernel"]
     func, _ = build(fn, {0: "*i64", 1: "*i64", 2: "*i64", 3: "*i32", 4: "*i32", 5: "i32"},
                     dict(NUM_SM=132, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64), (0, 1, 2, 3, 4), ())

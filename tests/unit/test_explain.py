@@ -132,3 +132,37 @@ def test_explain_command_runs_the_script_and_points_at_the_remainder(tmp_path):
     # the cpu backend's bounded compile proves `offs % C` non-negative: 16-byte bias loads
     loads = [ln for ln in p.stderr.splitlines() if "tl.load" in ln]
     assert len(loads) == 2 and all("4 lanes x 4 B per access (16-byte aligned)" in ln for ln in loads)
+
+
+def test_cuda_plan_reasons_for_dots_and_accesses():
+    """On cuda the report gives each dot loop's planned strategy (backends/cuda/plan.py)
+    and, where the plan's width is narrower than the proven one, why."""
+    from tests.e2e.test_attention_rows import attn_rows
+    sig = dict(Q="*fp16", K="*fp16", V="*fp16", sm_scale="fp32", Out="*fp16", M="*fp32", N_CTX="i32")
+    cx = dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=False, BF16=False)
+    aligned = tilejit.compile(attn_rows, signature=sig, constexprs=cx, divisible_by_16=tuple(sig),
+                              target="cuda:90", num_warps=8)
+    text = explain(aligned, aligned.func)
+    assert text.count("row ring (softmax rows in the accumulator layout, the dots' B tiles in a "
+                      "3-stage cp.async ring, wgmma)") == 2
+    loose = tilejit.compile(attn_rows, signature=sig, constexprs=cx, target="cuda:90", num_warps=8)
+    text = explain(loose, loose.func)
+    assert text.count("row region, softmax rows in the accumulator layout, 2 load(s) rotated a tile "
+                      "ahead") == 2
+    q = [ln for ln in text.splitlines() if "test_attention_rows.py:27:" in ln]
+    assert len(q) == 1 and "8 lanes x 2 B per access (1-byte aligned); planned: 1 per access " \
+                           "(a vector access needs an address aligned to its size)" in q[0]
+
+
+def test_cuda_plan_notes_for_the_layer_norm_backward():
+    """Tutorial 05's dx kernel on cuda: the hoisted branch loads and the remat plan."""
+    from tests.shared_kernels import script_kernels
+    fn = script_kernels("layer_norm.py")["_layer_norm_bwd_dx_fused"]
+    sig = {"DX": "*fp16", "DY": "*fp16", "DW": "*fp16", "DB": "*fp16", "X": "*fp16", "W": "*fp16",
+           "Mean": "*fp32", "Rstd": "*fp32", "Lock": "*i32", "stride": "i32", "N": "i32"}
+    k = tilejit.compile(fn, signature=sig, constexprs={"GROUP_SIZE_M": 64, "BLOCK_SIZE_N": 8192},
+                        divisible_by_16=tuple(sig), target="cuda:90", num_warps=8)
+    text = explain(k, k.func)
+    assert "  2 load(s) of a branch issued before it" in text
+    assert "values recomputed after 2 reduction(s) instead of held across them" in text
+    assert ".minnctapersm 2" in text

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from tilejit.frontend import build_ir
-from tilejit.frontend.errors import CompilationError, UnsupportedLanguageConstruct
+from tilejit.errors import CompilationError, UnsupportedLanguageConstruct
 from tilejit.ir.types import PointerType, float32, int32
 from tilejit.runtime.jit import JITFunction
 from tilejit.runtime.options import Options
@@ -190,7 +190,7 @@ def _run(func, body):
     import numpy as np
     from tilejit import interpreter
     from tilejit.backends import Buffer, LaunchArgs
-    from tilejit.interpreter.errors import DeviceAssertError, InterpreterError, OutOfBoundsError
+    from tilejit.errors import DeviceAssertError, InterpreterError, OutOfBoundsError
     keep, values, buffers = [], [], []
     for a in func.arguments:
         el = a.value.type.element

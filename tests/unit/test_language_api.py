@@ -2,7 +2,7 @@
 import inspect
 
 import tilejit.language as tl
-from tilejit.runtime.jit import JITFunction
+from tilejit.language.jit_callable import JITCallable
 
 TRITON_NAMES = """
 constexpr tensor dtype pointer_type int1 int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16
@@ -25,7 +25,7 @@ def _public_callables(module):
         if name.startswith("_"):
             continue
         obj = getattr(module, name)
-        if tl.is_builtin(obj) or isinstance(obj, JITFunction) or (inspect.isclass(obj) and
+        if tl.is_builtin(obj) or isinstance(obj, JITCallable) or (inspect.isclass(obj) and
                                                                     obj.__module__.startswith("tilejit.language")):
             yield name, obj
 
@@ -34,7 +34,7 @@ def test_every_builtin_has_a_docstring():
     undocumented = []
     for module in (tl, tl.math, tl.extra.cuda.libdevice):
         for name, obj in _public_callables(module):
-            doc = obj.__doc__ if not isinstance(obj, JITFunction) else obj.fn.__doc__
+            doc = obj.__doc__ if not isinstance(obj, JITCallable) else obj.fn.__doc__
             if not doc or not doc.strip():
                 undocumented.append(f"{module.__name__}.{name}")
     assert not undocumented

@@ -11,7 +11,8 @@ import tilejit
 import tilejit.language as tl
 from tilejit.backends import available_backends
 from tilejit.backends.cpu.native_run import native_runner
-from tilejit.backends.cpu.runner import DeviceAssertionError, arg_format
+from tilejit.backends.cpu.runner import arg_format
+from tilejit.errors import DeviceAssertionError
 from tilejit.backends.llvm import native_call as NC
 from tilejit.ir import types as IT
 from tilejit.runtime.options import use_options

@@ -187,7 +187,7 @@ def test_native_lane_reports_device_asserts_and_stays_usable():
     out = np.zeros(32, np.float32)
     with use_options(backend="cpu"):
         lane = _Lane(_assert_big, lambda k: k[(1,)](x, out, 32, 1.0, BLOCK=32))
-        from tilejit.backends.cpu.runner import DeviceAssertionError
+        from tilejit.errors import DeviceAssertionError
         with pytest.raises(DeviceAssertionError, match="scaled value too large"):
             lane.k[(1,)](x, out, 32, 100.0, BLOCK=32)
         assert not lane.declined()

@@ -10,7 +10,7 @@ import tilejit
 import tilejit.language as tl
 from tilejit.backends.cuda import backend as cuda_backend
 from tilejit.backends.cuda import target as tgt
-from tilejit.frontend.errors import CompilationError
+from tilejit.errors import CompilationError
 from tilejit.runtime import ptx_check
 from tilejit.runtime.options import use_options
 

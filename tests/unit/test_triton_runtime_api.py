@@ -7,8 +7,8 @@ import pytest
 import tilejit
 import tilejit.language as tl
 from tilejit.compat.driver import OutOfResources
-from tilejit.frontend.errors import CompilationError, CompileTimeAssertionFailure
-from tilejit.interpreter.errors import InterpreterError, OutOfBoundsError
+from tilejit.errors import CompilationError, CompileTimeAssertionFailure
+from tilejit.errors import InterpreterError, OutOfBoundsError
 from tilejit.compat.triton_api.compiler import ASTSource, compile as triton_compile
 from tilejit.runtime.jit import type_canonicalisation_dict
 

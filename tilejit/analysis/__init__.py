@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from math import gcd
 
+from ..errors import AnalysisError
 from ..ir.core import Argument, Function, Value
 from ..ir.types import TileType
 from . import axisinfo_tile  # noqa: F401  (registers the tile rules)
@@ -24,20 +25,6 @@ from .ranges import RANGE_RULES
 from .solver import Solver
 
 __all__ = ["analyze", "AnalysisError", "Facts", "AxisInfo", "Fact", "RANGE_RULES", "AXIS_RULES"]
-
-
-class AnalysisError(RuntimeError):
-    """The analysis failed on a kernel: a bug in tilejit, not in the kernel.  The
-    message names the kernel and its definition; the failure is kept as ``__cause__``."""
-
-    def __init__(self, func: Function, error: BaseException):
-        loc = getattr(func, "loc", None)
-        where = f"{getattr(loc, 'file', '') or '<unknown>'}:{getattr(loc, 'line', 0)}"
-        self.kernel, self.error = func.name, error
-        super().__init__(f"{where}: the value analysis failed on kernel '{func.name}' "
-                         f"({type(error).__name__}: {error}); this is a bug in tilejit, please "
-                         "report it with the kernel; TILEJIT_VECTORIZE=0 compiles the kernel "
-                         "without the analysis (scalar memory accesses)")
 
 
 class Facts:

@@ -53,29 +53,31 @@ def element_bytes(pointee, limits: AccessLimits) -> int | None:
     return pointee.bits // 8 if pointee.bits >= 8 else None
 
 
-def _aligned_width(facts, ptr: Value, width: int) -> int:
-    """The widest ``w <= width`` (halving) whose groups start at multiples of ``w`` elements'
-    bytes."""
+def _aligned_width(facts, ptr: Value, width: int, dim: int | None = None) -> int:
+    """The widest ``w <= width`` (halving) whose groups (along ``dim``, default the last)
+    start at multiples of ``w`` elements' bytes."""
     info, step = facts.axis(ptr), elem_step(ptr.type)
-    d = info.rank - 1
+    d = info.rank - 1 if dim is None else dim
     while width > 1 and elem_div(info, d, width, step) % (width * step):
         width //= 2
     return width
 
 
-def _group(facts, ptr, mask, lanes: int, limits: AccessLimits):
-    p = access_plan(facts, ptr, mask, lanes)
+def _group(facts, ptr, mask, lanes: int, limits: AccessLimits, dim: int | None = None):
+    p = access_plan(facts, ptr, mask, lanes, dim)
     if not limits.aligned or p.width < 2:
         return p
-    w = _aligned_width(facts, ptr, p.width)
-    return p if w == p.width else access_plan(facts, ptr, mask, w)
+    w = _aligned_width(facts, ptr, p.width, dim)
+    return p if w == p.width else access_plan(facts, ptr, mask, w, dim)
 
 
 def plan_access(facts, ptr: Value, mask: Value | None, limits: AccessLimits,
-                max_lanes: int | None = None) -> AccessPlan:
+                max_lanes: int | None = None, dim: int | None = None) -> AccessPlan:
     """The access plan of a tile access through ``ptr`` under ``mask`` (see the module
     docstring); ``max_lanes`` caps the width further (the cuda backend: the elements
-    one thread holds in a row of its layout).  :data:`SCALAR` without ``facts``."""
+    one thread holds in a row of its layout); ``dim``: groups along that dimension
+    instead of the last (the cuda backend's accesses of a tile contiguous along dim 0).
+    :data:`SCALAR` without ``facts``."""
     ty = ptr.type
     if facts is None or not ty.shape:
         return SCALAR
@@ -85,14 +87,35 @@ def plan_access(facts, ptr: Value, mask: Value | None, limits: AccessLimits,
     lanes = max(1, limits.max_bytes // size)
     if max_lanes is not None:
         lanes = min(lanes, max_lanes)
-    p = _group(facts, ptr, mask, lanes, limits)
+    p = _group(facts, ptr, mask, lanes, limits, dim)
     lane_mask = False
     if p.width < 2 and mask is not None and limits.lane_mask:
-        p = _group(facts, ptr, None, lanes, limits)
+        p = _group(facts, ptr, None, lanes, limits, dim)
         lane_mask = True
     if p.width < 2:
         return SCALAR
     return AccessPlan(p.width, max(1, min(p.align, p.width * size)), lane_mask)
 
 
-__all__ = ["AccessLimits", "AccessPlan", "SCALAR", "element_bytes", "plan_access"]
+def access_plans(func, facts, limits: AccessLimits) -> list:
+    """The plan of every load and store of ``func``, in order."""
+    from ..ir import ops
+    return [plan_access(facts, o.ptr, o.mask, limits) for o in func.walk()
+            if isinstance(o, (ops.LoadOp, ops.StoreOp))]
+
+
+def bounded_facts(func, limits: AccessLimits, grid_bound):
+    """``(facts, grid_bound)``: the analysis under ``grid_bound`` programs per axis when
+    that changes an access plan under ``limits`` (the kernel then checks every launch's
+    grid and runs a variant compiled without the bound beyond it), else the analysis
+    without a bound and None.  The cpu and cuda backends' bounded compiles."""
+    from . import analyze
+    free = analyze(func)
+    tight = analyze(func, grid_bound=grid_bound)
+    if access_plans(func, tight, limits) == access_plans(func, free, limits):
+        return free, None
+    return tight, grid_bound
+
+
+__all__ = ["AccessLimits", "AccessPlan", "SCALAR", "access_plans", "bounded_facts", "element_bytes",
+           "plan_access"]

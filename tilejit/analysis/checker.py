@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-from ..interpreter.errors import InterpreterError
+from ..errors import InterpreterError
 from ..ir import ops
 from ..ir.core import Function
 from .lattice import Fact, div_cap, elem_step, is_int_type, is_ptr_type

@@ -13,8 +13,12 @@ proven and the source expression it was lost at (``file:line:col``)::
   last dimension, alignment, or a mask constant over the group.  The fact is traced back
   through the ops that compute the pointer (or mask) to the op that lost it (``%``/``//`` of
   a dividend that may be negative, a non-specialised argument, ...).
-* Dots (cuda): the cp.async ring or the register path, with ``async_pipeline``'s reason.
+* Dots (cuda): the cp.async ring or the register path, with ``async_pipeline``'s reason,
+  and the strategy the planning stage (``backends/cuda/plan.py``) gave the dot's loop
+  (a row region and its ring, mma accumulators with loads rotated a tile ahead, ...).
 * Reductions: the reduced shape and axis.
+* Kernel-level decisions of the cuda plan: branch loads hoisted, values recomputed after
+  reductions (``CompiledKernel.plan_notes``), the register cap.
 The backend's own layout may use fewer lanes than proven; the report says what is proven.
 """
 from __future__ import annotations
@@ -137,6 +141,11 @@ def _access(facts, op, name: str) -> str:
     path = f"{plan.width} lane{'s' if plan.width > 1 else ''} x {e} B per access ({plan.align}-byte aligned)"
     if plan.width * e >= VECTOR_BYTES or shape[-1] < lanes:
         return f"{head}: {path}"
+    if plan.width == 1 and len(shape) == 2:
+        down = access_plan(facts, ptr, mask, max_lanes=lanes, dim=0)
+        if down.width > 1:       # the cuda backend's transposed access (rules_memory.transposed_plan)
+            path += (f"; contiguous along dim 0: on cuda (outside loops) {down.width} lanes x {e} B "
+                     "per access along dim 0, transposed through shared memory")
     want = lanes
     misses = []
     if _lacks(facts, ptr, "contiguity", want):
@@ -154,6 +163,19 @@ def _access(facts, op, name: str) -> str:
     return f"{head}: {path}" + "".join(f"; {m}" for m in misses)
 
 
+def _planned(kernel, facts, op, text) -> str:
+    """The backend's planned width where it is narrower than the proven one, and why."""
+    planned = (getattr(kernel, "access_widths", None) or {}).get(op)
+    if planned is None or facts is None or f": {planned} lane" in text:
+        return ""
+    from .access import plan_access
+    limits = getattr(kernel, "access_limits", None)
+    why = "a chunk of the thread's layout holds fewer elements"
+    if limits is not None and limits.aligned and plan_access(facts, op.ptr, op.mask, limits).width <= planned:
+        why = "a vector access needs an address aligned to its size"
+    return f"; planned: {planned} per access ({why})"
+
+
 def _enclosing_loop(op):
     blk = op.parent
     while blk is not None:
@@ -164,17 +186,23 @@ def _enclosing_loop(op):
     return None
 
 
-def _dot(op, ring) -> str:
+def _dot(op, ring, plans=None) -> str:
+    """The dot's path: the cp.async ring, or why not; with the cuda plan's loop strategies
+    (``plans``: ``{scf.for: LoopPlan}``), the strategy its loop took."""
     m, k = op.a.type.shape[-2:]
     n = op.b.type.shape[-1]
     head = f"{_loc(op)} tl.dot {m}x{n}x{k}"
     loop = _enclosing_loop(op)
+    lp = (plans or {}).get(loop)
+    if lp is not None and lp.rows is not None:
+        return f"{head}: {lp.describe()}"
     if ring is None:
         return f"{head}"
     if loop is None or loop not in ring:
         return f"{head}: register path (not a loop the cp.async ring handles)"
     why = ring[loop]
-    return f"{head}: {'cp.async ring' if why is None else 'register path: ' + why}"
+    text = f"{head}: {'cp.async ring' if why is None else 'register path: ' + why}"
+    return text + (f"; planned: {lp.describe()}" if lp is not None and why is not None else "")
 
 
 def explain(kernel, func) -> str:
@@ -187,9 +215,10 @@ def explain(kernel, func) -> str:
     ring = getattr(kernel, "ring", None)
     for op in func.walk():
         if isinstance(op, (ops.LoadOp, ops.StoreOp)) and op.ptr.type.shape:
-            lines.append("  " + _access(facts, op, "tl.load" if isinstance(op, ops.LoadOp) else "tl.store"))
+            text = _access(facts, op, "tl.load" if isinstance(op, ops.LoadOp) else "tl.store")
+            lines.append("  " + text + _planned(kernel, facts, op, text))
         elif isinstance(op, ops.DotOp):
-            lines.append("  " + _dot(op, ring))
+            lines.append("  " + _dot(op, ring, getattr(kernel, "loop_plans", None)))
         elif isinstance(op, ops.ReduceOp):
             shape = "x".join(map(str, op.src.type.shape))
             lines.append(f"  {_loc(op)} reduce {op.kind} over axis {op.axis} of <{shape}>")
@@ -201,6 +230,7 @@ def explain(kernel, func) -> str:
     if cap:
         lines.append(f"  registers capped at {cap} per thread for two CTAs per SM: every dot on the "
                      "expected path runs in a wgmma ring (backends/cuda/occupancy.py)")
+    lines.extend("  " + note for note in getattr(kernel, "plan_notes", ()))
     return "\n".join(lines)
 
 

@@ -82,7 +82,7 @@ def reject_16bit_float_minmax(func, target: str) -> None:
         if isinstance(op, ops.AtomicRMWOp) and op.kind in ("max", "min"):
             el = op.result.type.element
             if el.is_floating() and el.bits == 16:
-                from ..frontend.errors import CompilationValueError
+                from ..errors import CompilationValueError
                 raise CompilationValueError(
                     f"tensor_descriptor.atomic_{op.kind} on {el} needs a TMA reduction (CUDA sm_90 or "
                     f"newer); {target} has none: use fp32 values or the cuda backend on sm_90",

@@ -29,9 +29,9 @@ class UnsupportedTritonModule(ModuleNotFoundError):
     """A Triton module tilejit has no counterpart for."""
 
 
-_LIBDEVICE = ("tilejit.language.extra.libdevice", "tilejit.language.libdevice",
+_LIBDEVICE = ("tilejit.language.extra.libdevice",
               "tilejit.language.math", "tilejit.language")
-# alias name -> tilejit modules searched in order (missing ones are skipped)
+# alias name -> tilejit modules searched in order (each must exist: tests/unit/test_compat.py)
 TRITON_MODULES = {
     "triton": ("tilejit", "tilejit.compat.allocator", "tilejit.compat.triton_api.toplevel"),
     "triton.language": ("tilejit.language",),
@@ -55,7 +55,7 @@ TRITON_MODULES = {
     "triton.runtime.errors": ("tilejit.compat.triton_api.errors", "tilejit.compat.driver"),
     "triton.compiler": ("tilejit.compat.driver", "tilejit.runtime.compiler",
                         "tilejit.compat.triton_api.compiler"),
-    "triton.compiler.errors": ("tilejit.compat.driver", "tilejit.frontend.errors"),
+    "triton.compiler.errors": ("tilejit.compat.driver", "tilejit.errors"),
     "triton.errors": ("tilejit.errors",),
     "triton.tools": ("tilejit.tools",),
     # Triton's host-side API as TorchInductor uses it (tilejit/compat/triton_api/)
@@ -84,13 +84,7 @@ def _aliased_submodule(name, attr) -> bool:
 
 
 def _import_targets(targets):
-    mods = []
-    for t in targets:
-        try:
-            mods.append(importlib.import_module(t))
-        except ImportError:
-            pass
-    return mods
+    return [importlib.import_module(t) for t in targets]
 
 
 class AliasModule(types.ModuleType):

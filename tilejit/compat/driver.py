@@ -7,7 +7,7 @@ as Inductor does for CUDA tensors).  The drivers, targets and errors live in
 """
 from __future__ import annotations
 
-from ..frontend.errors import CompilationError  # noqa: F401  (triton.compiler.errors' name)
+from ..errors import CompilationError  # noqa: F401  (triton.compiler.errors' name)
 from .triton_api.drivers import CPUDriver, CudaDriver, DriverBase, GPUTarget, driver  # noqa: F401
 from .triton_api.errors import OutOfResources, PTXASError  # noqa: F401
 

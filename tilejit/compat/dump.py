@@ -108,7 +108,8 @@ def dump_stages(path, kernel, signature, constexprs=(), target="cpu", spec=(), n
     types = parse_signature(jitfn, signature)
     cvals = parse_constexprs(jitfn, constexprs)
     stages = {"source": jitfn.src}
-    func = frontend.build_ir(jitfn, types, cvals, parse_spec(types, spec))
+    func = frontend.build_ir(jitfn, types, cvals, parse_spec(types, spec),
+                             keep_frames=get_options().traceback)
     stages["ir"] = print_function(func)
     kind, _, arch = str(target).partition(":")
     options = get_options().with_(backend=kind, interpret=(kind == "interpreter"))

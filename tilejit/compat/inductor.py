@@ -434,7 +434,7 @@ class AsyncCompile:
                 if mp.current_process().daemon:
                     return None
                 cls._pool = cf.ProcessPoolExecutor(n, mp_context=mp.get_context("spawn"))
-            except (ImportError, OSError, NotImplementedError):
+            except (OSError, NotImplementedError):     # no process pool on this platform
                 return None
         return cls._pool
 

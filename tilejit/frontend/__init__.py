@@ -7,24 +7,29 @@ from ..ir.core import Function, Loc
 from ..ir.types import DType, PointerType, TileType
 from ..language import core as lcore
 from ..language import semantic as sem
-from ..runtime.entry import user_error
-from .errors import CompilationError
+from ..errors import CompilationError, for_user
 
 
-def build_ir(jitfn, arg_types: dict, constexprs: dict, specialization: dict | None = None) -> Function:
+def build_ir(jitfn, arg_types: dict, constexprs: dict, specialization: dict | None = None,
+             launch_options: dict | None = None, *, keep_frames: bool = False) -> Function:
     """Build the tile IR of ``jitfn`` specialized to ``arg_types`` and ``constexprs``.
 
     Every parameter not in ``constexprs`` becomes an IR argument, in signature order,
     of type ``TileType(arg_types[name])``; ``specialization[name] = (divisibility,
     equal_to_1)`` is recorded on the argument, and an argument equal to 1 is bound to
-    the constant 1 of its type.  A type with a ``build`` method (``descriptor_arg``: a host
-    TensorDescriptor; ``tuple_arg``: a tuple argument) builds its value from several
-    arguments.  Raises :class:`CompilationError` for mistakes in the
-    kernel.
+    ``tl.constexpr(1)`` (Triton's ``("constexpr", 1)``).  A type with a ``build``
+    method (``descriptor_arg``: a host TensorDescriptor; ``tuple_arg``: a tuple
+    argument) builds its value from several arguments.  ``launch_options``
+    (``num_warps``...; part of the launcher's key) are set as the function's attributes
+    before the body is built (``tl.extra.cuda.num_warps()``).  Raises
+    :class:`tilejit.errors.CompilationError` for mistakes in the kernel, without the
+    compiler's frames unless ``keep_frames`` (the runtime passes ``Options.traceback``,
+    ``TILEJIT_TRACEBACK=1``).
     """
     from .codegen import CodeGenerator, norm
     specialization = specialization or {}
     func = Function(jitfn.__name__, Loc(jitfn.file, jitfn.first_line, 0, jitfn.__name__))
+    func.attrs.update(launch_options or {})
     builder = Builder(func)
     builder.loc = func.loc
     scope = {}
@@ -44,7 +49,7 @@ def build_ir(jitfn, arg_types: dict, constexprs: dict, specialization: dict | No
         try:
             CodeGenerator(jitfn, builder, scope).generate()
         except CompilationError as e:          # the entry points trim the frames above
-            raise user_error(e)
+            raise for_user(e, keep_frames)
         builder.create(ops.ReturnOp)
     return func
 
@@ -71,9 +76,9 @@ def _add_argument(func, name, ty, spec):
         raise TypeError(f"argument '{name}': expected a dtype or pointer type, got {ty!r}")
     divisibility, equal_to_1 = spec if spec is not None else (1, False)
     value = func.add_argument(name, TileType(ty), divisibility, bool(equal_to_1))
-    if equal_to_1:
-        return sem.scalar_constant(1, ty)
+    if equal_to_1:             # Triton's ("constexpr", 1): the value 1 as a tl.constexpr
+        return lcore.constexpr(1)
     return lcore.tensor(value)
 
 
-__all__ = ["build_ir", "CompilationError"]
+__all__ = ["build_ir"]

@@ -23,11 +23,11 @@ from ..language import scan as lang_scan
 from ..language import semantic as sem
 from ..language.core import (TypeView, constexpr, constexpr_type, is_builtin, tensor, typed_float, typed_int,
                              typed_literal)
-from ..runtime.jit import JITFunction
+from ..language.jit_callable import JITCallable
 from .astutil import is_internal_file, parse_function
 from .control import ControlFlowMixin, ReturnTypeError
 from .elementwise import ElementwiseMixin
-from .errors import (CompilationError, KernelError, UnsupportedLanguageConstruct, called_from,
+from ..errors import (CompilationError, KernelError, UnsupportedLanguageConstruct, called_from,
                      make_error)
 from .pybuiltins import PY_BUILTINS
 
@@ -72,7 +72,7 @@ def _is_number(v) -> bool:
 
 def _allowed_global(v) -> bool:
     if v is None or isinstance(v, (bool, int, float, complex, str, bytes, DType, PointerType,
-                                   types.ModuleType, type, JITFunction)):
+                                   types.ModuleType, type, JITCallable)):
         return True
     if isinstance(v, tuple):
         return all(_allowed_global(x) for x in v)
@@ -475,7 +475,7 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
 
     def call(self, fn, args, kwargs):
         fn = norm(fn)
-        if isinstance(fn, JITFunction):
+        if isinstance(fn, JITCallable):
             return self.call_jit(fn, args, kwargs)
         if getattr(fn, "__func__", fn) is standard.reduce:
             if getattr(fn, "__self__", None) is not None:
@@ -502,14 +502,17 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
 
     def call_reduce(self, input, axis, combine_fn, keep_dims=False):
         """``tl.reduce``: a combine function computing a + b, a ^ b, max or min becomes a
-        ``tt.reduce``; any other (and tuple inputs) a pairwise tree of inlined calls."""
-        if not isinstance(combine_fn, JITFunction):
+        ``tt.reduce`` (a compare-and-select max/min too, NaN-propagating on floats: see
+        ``scan.extremum_kind``); any other (and tuple inputs) a pairwise tree of inlined calls."""
+        if not isinstance(combine_fn, JITCallable):
             raise TypeError("tl.reduce's combine_fn must be a @tilejit.jit function")
         from ..language import semantic_tile as st
         if isinstance(input, (tuple, list)):
             return lang_scan.reduce_tree(tuple(input), axis, self._combiner(combine_fn), keep_dims)
         input = sem.to_tensor(input)
         kind = self._known_combine(input, combine_fn)
+        if kind in ("nanmax", "nanmin"):
+            return lang_scan.nan_extremum(input, axis, kind, keep_dims)
         if kind is not None:
             return st.reduce(input, axis, kind, keep_dims)
         return lang_scan.reduce_tree((input,), axis, self._combiner(combine_fn), keep_dims)[0]
@@ -524,6 +527,8 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
         except CompilationError:
             return None
         op = r.handle.op if isinstance(r, tensor) else None
+        if isinstance(op, ops.SelectOp) and op.parent is scratch and r.type == TileType(input.dtype):
+            return lang_scan.extremum_kind(r.handle, a.handle, b.handle)
         kinds = {ops.AddOp: "sum", ops.XorOp: "xor_sum", ops.MaxOp: "max", ops.MinOp: "min"}
         kind = kinds.get(type(op))
         if kind is None or op.parent is not scratch or len(scratch.ops) != 1 \
@@ -540,7 +545,7 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
 
     def call_scan(self, input, axis, combine_fn, reverse=False):
         """``tl.associative_scan`` with a user @jit combine function (tuples too)."""
-        if not isinstance(combine_fn, JITFunction):
+        if not isinstance(combine_fn, JITCallable):
             raise TypeError("tl.associative_scan's combine_fn must be a @tilejit.jit function")
         if isinstance(input, (tuple, list)):
             return lang_scan.scan(tuple(input), axis, self._combiner(combine_fn), bool(norm(reverse)))

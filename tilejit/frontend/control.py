@@ -18,7 +18,7 @@ from ..language import semantic_tile as st
 from ..language import standard
 from ..language.core import tensor, typed_float, typed_int
 from .astutil import assigned_names, flatten, unflatten
-from .errors import UnsupportedLanguageConstruct
+from ..errors import UnsupportedLanguageConstruct
 
 
 def _is_number(v) -> bool:

@@ -18,7 +18,7 @@ from ..ir import ops
 from ..language import semantic as sem
 from ..language import semantic_tile as st
 from ..language.core import tensor
-from ..runtime.jit import JITFunction
+from ..language.jit_callable import JITCallable
 from .astutil import flatten, unflatten
 from .control import _MISMATCH, _same_static, materialize, unify_types
 
@@ -30,7 +30,7 @@ class ElementwiseMixin:
     """``tl.map_elementwise`` and predicated ``if`` for :class:`CodeGenerator`."""
 
     def call_map_elementwise(self, scalar_fn, *args, pack=1):
-        if not isinstance(scalar_fn, JITFunction):
+        if not isinstance(scalar_fn, JITCallable):
             raise TypeError("tl.map_elementwise's scalar_fn must be a @jit function")
         if not args:
             raise TypeError("tl.map_elementwise needs at least one tensor argument")

@@ -4,7 +4,7 @@
 ``rules.py`` (constants, ids, elementwise) and ``rules_tile.py`` (shapes, memory,
 reductions, dot, debugging), registered in ``rules.RULES``.
 """
-from .errors import DeviceAssertError, InterpreterError, OutOfBoundsError
+from ..errors import DeviceAssertError, InterpreterError, OutOfBoundsError
 from .driver import run
 
 __all__ = ["run", "InterpreterError", "OutOfBoundsError", "DeviceAssertError"]

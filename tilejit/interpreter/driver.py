@@ -9,7 +9,7 @@ import numpy as np
 from ..ir import ops
 from ..ir.core import Block, Function
 from . import numerics as nm
-from .errors import InterpreterError
+from ..errors import InterpreterError
 from .memory import Memory
 from .rules import RULES
 from . import rules_tile  # noqa: F401  (registers the tile rules)

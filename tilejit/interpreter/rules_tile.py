@@ -6,7 +6,7 @@ import numpy as np
 from ..ir import ops
 
 from . import numerics as nm
-from .errors import DeviceAssertError, OutOfBoundsError
+from ..errors import DeviceAssertError, OutOfBoundsError
 from .provenance import hint as pointer_hint
 from .rules import RULES
 
@@ -133,7 +133,8 @@ def _reduce(ctx, op, vals):
     if el.kind == "float":
         x = nm.decode(x, el).astype(nm.compute_dtype(el), copy=False)
     if kind == "sum":
-        out = np.logical_or.reduce(x, axis=axis) if el.kind == "bool" else np.sum(x, axis=axis, dtype=x.dtype)
+        # an int1 sum wraps like any integer sum: modulo 2 (numpy's bool add is an or)
+        out = np.bitwise_xor.reduce(x, axis=axis) if el.kind == "bool" else np.sum(x, axis=axis, dtype=x.dtype)
     elif kind == "max":
         out = np.fmax.reduce(x, axis=axis) if el.kind == "float" else np.max(x, axis=axis)
     elif kind == "min":

@@ -1,5 +1,5 @@
 """Library functions written in the language itself (inlined like user helpers)."""
-from ..runtime.jit import jit
+from .jit_callable import jit_helper as jit
 from . import standard
 
 

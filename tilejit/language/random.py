@@ -3,7 +3,7 @@
 Deterministic in ``(seed, offset)``: the same seed and offsets give the same bits on
 every backend, and the same numbers as Triton's ``tl.rand`` family.
 """
-from ..runtime.jit import jit
+from .jit_callable import jit_helper as jit
 from . import core as tl
 from . import math
 from . import standard

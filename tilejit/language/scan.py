@@ -114,6 +114,51 @@ def reduce_tree(inputs, axis, combine, keep_dims=False):
     return out
 
 
+_EXTREMUM = {"gt": "max", "ge": "max", "lt": "min", "le": "min"}
+_FLIP = {"gt": "lt", "ge": "le", "lt": "gt", "le": "ge"}
+
+
+def extremum_kind(r, a, b):
+    """The reduction computed by a combine function whose result is ``r`` for the scalar
+    arguments ``a``, ``b`` (IR values), when it is a compare-and-select extremum:
+    ``where(a > b, a, b)`` on integers is ``"max"`` (``<``: ``"min"``); on floats
+    ``where((a > b) | (a != a), a, b)`` is the NaN-propagating ``"nanmax"``
+    (``"nanmin"``), as TorchInductor's ``triton_helpers.maximum``/``minimum`` write it.
+    Either argument may be the one selected when the compare holds.  None otherwise."""
+    from ..ir import ops
+    op = getattr(r, "op", None)
+    if not isinstance(op, ops.SelectOp) or {id(op.true_value), id(op.false_value)} != {id(a), id(b)}:
+        return None
+    x, y = op.true_value, op.false_value
+    floating = x.type.element.kind == "float"
+    cond, nan_test = op.cond.op, False
+    if isinstance(cond, ops.OrOp):
+        parts = [cond.lhs.op, cond.rhs.op]
+        nans = [p for p in parts if isinstance(p, ops.CmpOp) and p.pred == "ne" and p.lhs is x and p.rhs is x]
+        if len(nans) != 1:
+            return None
+        cond, nan_test = parts[1 - parts.index(nans[0])], True
+    if not isinstance(cond, ops.CmpOp) or cond.pred not in _EXTREMUM or nan_test != floating:
+        return None
+    if cond.lhs is x and cond.rhs is y:
+        kind = _EXTREMUM[cond.pred]
+    elif cond.lhs is y and cond.rhs is x:
+        kind = _EXTREMUM[_FLIP[cond.pred]]
+    else:
+        return None
+    return "nan" + kind if floating else kind
+
+
+def nan_extremum(input, axis, kind, keep_dims=False):
+    """``kind`` ("nanmax"/"nanmin") of ``input`` along ``axis``: NaN where the reduced
+    elements hold a NaN, else their max (min): a ``tt.reduce`` max (min), which skips
+    NaN and vectorizes, and a max over ``x != x``.  The sign of a zero result among
+    equal zeros is unspecified, as for ``tl.max``."""
+    m = st.reduce(input, axis, kind[3:], keep_dims)
+    has_nan = st.reduce(sem.compare(input, input, "ne"), axis, "max", keep_dims)
+    return st.where(has_nan, sem.scalar_constant(float("nan"), input.dtype), m)
+
+
 def scan(inputs, axis, combine, reverse=False):
     """Inclusive scan of the tuple ``inputs`` along ``axis`` with ``combine``; returns a tuple."""
     inputs = _check_inputs(inputs, "associative_scan")

@@ -680,7 +680,7 @@ def check_launch(kernel, kernel_name, grid, names, vals, buffers) -> bool:
 
 
 def _error(kernel_name, w: Violation, param, arr, s, grid, given):
-    from ..interpreter.errors import OutOfBoundsError
+    from ..errors import OutOfBoundsError
     acc = w.access
     size = _pointee_bytes(acc.ptr.type)
     what = {ops.LoadOp: "load", ops.StoreOp: "store"}.get(type(acc.op), "atomic")

@@ -390,7 +390,7 @@ def make_key(*parts) -> str:
 
 def _jit_callees(jitfn):
     """``@jit`` functions referenced by name (globals, ``mod.attr`` chains) in the kernel."""
-    from .jit import JITFunction
+    from ..language.jit_callable import JITCallable
     fn = getattr(jitfn, "fn", None)
     code = getattr(fn, "__code__", None)
     if code is None:
@@ -408,16 +408,16 @@ def _jit_callees(jitfn):
             v = cell.cell_contents
         except ValueError:          # not assigned yet
             continue
-        if isinstance(v, JITFunction):
+        if isinstance(v, JITCallable):
             out.append(v)
     for n in sorted(names):
         v = g.get(n)
-        if isinstance(v, JITFunction):
+        if isinstance(v, JITCallable):
             out.append(v)
         elif v is not None and type(v).__name__ == "module":
             for attr in sorted(names):
                 w = getattr(v, attr, None)
-                if isinstance(w, JITFunction):
+                if isinstance(w, JITCallable):
                     out.append(w)
     return out
 
@@ -519,7 +519,7 @@ def cpu_compile_cached(llir: str, tm, options=None, cache=None):
             mod = None
     if mod is None:
         mod = binding.parse_module(llir, tm)
-        binding.optimize(mod, tm)
+        binding.optimize(mod, tm, binding.opt_level_for(llir, getattr(options, "cpu_opt_level", -1)))
         llir_opt = str(mod)
         cache.put(key, llir_opt.encode(), namespace="llir-opt")
     from .objcheck import check_object      # a malformed object would abort in LLVM

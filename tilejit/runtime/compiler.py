@@ -34,9 +34,11 @@ def _arg_types(fn, signature):
     return out
 
 
-def build(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=(), options=None):
-    """Build the canonicalised tile IR for ``fn`` specialised as given.
-    Returns (func, stages) where stages maps stage names to text."""
+def build(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=(), options=None,
+          launch_options=None):
+    """Build the canonicalised tile IR for ``fn`` specialised as given (``launch_options``:
+    ``num_warps``... as the frontend sees them).  Returns (func, stages) where stages
+    maps stage names to text."""
     from ..frontend import build_ir
     all_names = [p.name for p in fn.params]
     constexprs = {(all_names[k] if isinstance(k, int) else k): v for k, v in (constexprs or {}).items()}
@@ -44,21 +46,19 @@ def build(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=()
     div16 = _by_name(divisible_by_16, all_names, "divisible_by_16")
     eq1 = _by_name(equal_to_1, all_names, "equal_to_1")
     spec = {n: (16 if n in div16 else 1, n in eq1) for n in arg_types}
-    func = build_ir(fn, arg_types, constexprs, spec)
-    stages = {"ttir": _print(func)}
     from ..transforms import run_pipeline
     from .options import get_options
-    func = run_pipeline(func, options or get_options())
+    options = options or get_options()
+    func = build_ir(fn, arg_types, constexprs, spec, launch_options, keep_frames=options.traceback)
+    stages = {"ttir": _print(func)}
+    func = run_pipeline(func, options)
     stages["ttir_opt"] = _print(func)
     return func, stages
 
 
 def _print(func) -> str:
-    try:
-        from ..ir.printer import print_function
-        return print_function(func)
-    except Exception:
-        return f"<tile IR of {func.name}>"
+    from ..ir.printer import print_function
+    return print_function(func)
 
 
 @user_entry
@@ -79,7 +79,8 @@ def compile(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=
     if isinstance(fn, Function):
         func, stages = fn, {"ttir": _print(fn)}
     else:
-        func, stages = build(fn, signature, constexprs, divisible_by_16, equal_to_1, options)
+        func, stages = build(fn, signature, constexprs, divisible_by_16, equal_to_1, options,
+                             {"num_warps": int(num_warps)})
     kind, _, arch = str(target).partition(":")
     if kind == "cuda":
         func.attrs["target"] = f"cuda:{arch}" if arch else "cuda"

@@ -11,48 +11,12 @@ from __future__ import annotations
 
 import functools
 
+from ..errors import UserError, for_user
 from .options import get_options
 
 TRACEBACK_HINT = "TILEJIT_TRACEBACK=1 shows tilejit's own frames"
 
-
-class UserError(Exception):
-    """Base of the errors about the user's kernel or setup (see the module docstring)."""
-
-
-class MissingDependencyError(UserError, ImportError):
-    """An optional dependency a launch needs is not installed; the message says what to
-    install (cuda-bindings for CUDA arrays: ``pip install "tilejit[cuda]"``)."""
-
-
 USER_ERRORS = UserError
-
-
-def for_user(exc: BaseException, keep_frames: bool) -> BaseException:
-    """``exc`` ready to re-raise at an entry point: tilejit's frames dropped (its direct
-    cause, the plain error Triton's ``CompilationError.__cause__`` holds, is kept
-    without frames), or, with ``keep_frames``, kept with the original error
-    (``exc.error``) chained as the cause."""
-    if keep_frames:
-        inner = getattr(exc, "error", None)
-        if inner is not None and exc.__cause__ is None and inner is not exc:
-            exc.__cause__ = inner
-        return exc
-    exc.__cause__ = _frameless_cause(exc)
-    exc.__suppress_context__ = True
-    return exc.with_traceback(None)
-
-
-def _frameless_cause(exc):
-    """The error a CompilationError reports, as Triton chains it (``e.__cause__``), or
-    None; without tilejit's frames."""
-    from ..frontend.errors import CompilationError, cause_of
-    if not isinstance(exc, CompilationError):
-        return None
-    cause = cause_of(exc)
-    if cause is not None:
-        cause.__cause__, cause.__suppress_context__ = None, True
-    return cause
 
 
 def user_error(exc: BaseException) -> BaseException:

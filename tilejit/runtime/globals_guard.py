@@ -6,7 +6,8 @@ guard lists, for the kernel and every ``@jit`` function it reaches, the bare nam
 its source loads that are not parameters, locals or builtins and that hold (or do
 not yet hold) such a value, or a ``@jit`` function (a helper redefined after the kernel
 compiled -- a notebook cell run again -- is a new object: the kernel compiles again);
-modules, plain functions and classes are left out.  Names read from an enclosing
+modules, plain functions and classes are left out, but ``lib.attr`` read from a user
+module (not tilejit's, Triton's, torch's or numpy's) is guarded like a global.  Names read from an enclosing
 function (closure cells) are guarded the same way.  :func:`values_key` puts the values
 in the disk-cache key; :class:`GlobalsGuard` lets the launcher notice a change between
 launches (Triton raises there; tilejit compiles again).
@@ -34,14 +35,48 @@ def _loaded_names(src: str) -> set:
     return loads - binds - set(dir(builtins))
 
 
+def _attribute_loads(src: str) -> set:
+    """``(base, attr)`` of the ``name.attr`` loads in ``src`` (``lib.helper(x)``)."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return set()
+    return {(n.value.id, n.attr) for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            and isinstance(n.ctx, ast.Load)}
+
+
+# modules whose attributes a kernel reads are the language's own, not user code
+_LIBRARY_ROOTS = frozenset({"tilejit", "triton", "torch", "numpy", "math", "builtins"})
+
+
+def _user_module_attrs(src, view, g) -> list:
+    """``[(vars(module), attr)]`` for ``module.attr`` loads of a user module (a helper
+    library imported as a module: ``importlib.reload`` or assigning ``lib.helper``
+    redefines the helper) whose attribute is a folded value or a ``@jit`` callee."""
+    import types
+    out = []
+    for base, attr in sorted(_attribute_loads(src)):
+        ns = view if base in view.cells else g
+        m = ns.get(base, None)
+        if not isinstance(m, types.ModuleType):
+            continue
+        if (getattr(m, "__name__", "") or "").split(".")[0] in _LIBRARY_ROOTS:
+            continue
+        d = vars(m)
+        if attr in d and _is_value(d[attr]):
+            out.append((d, attr))
+    return out
+
+
 def _is_value(v) -> bool:
     """A value the frontend folds into the code, a ``@jit`` callee (inlined), or a
     name not bound yet."""
     from ..ir.types import DType, PointerType
     from ..language.core import constexpr
-    from .jit import JITFunction
+    from ..language.jit_callable import JITCallable
     return v is _MISSING or isinstance(v, (type(None), bool, int, float, complex, str, bytes, tuple,
-                                           DType, PointerType, constexpr, JITFunction))
+                                           DType, PointerType, constexpr, JITCallable))
 
 
 def _reachable(jitfn) -> list:
@@ -88,6 +123,7 @@ def value_globals(jitfn) -> list:
             ns = view if name in cells else g
             if _is_value(ns.get(name, _MISSING)):
                 out.append((ns, name))
+        out.extend(_user_module_attrs(src, view, g))
     return out
 
 

@@ -1,17 +1,15 @@
 """``@tilejit.jit``: the kernel object, its launch syntax and argument binding.
 
-``JITFunction`` holds the Python function, its source and its parameters; the
-frontend reads ``fn``, ``src``, ``params`` and ``__globals__``.  ``kernel[grid](*args,
-**meta)`` binds arguments by Triton's rules, finds or compiles the specialization
-and launches it on the selected backend.
+``JITFunction`` is a :class:`~tilejit.language.jit_callable.JITCallable` (the Python
+function, its source and its parameters, which the frontend reads) that launches:
+``kernel[grid](*args, **meta)`` binds arguments by Triton's rules, finds or compiles
+the specialization and launches it on the selected backend.
 """
 from __future__ import annotations
 
 import functools
-import inspect
-import textwrap
-from dataclasses import dataclass
 
+from ..language.jit_callable import JITCallable, KernelParam  # noqa: F401  (Triton's runtime.jit names)
 from .entry import USER_ERRORS, user_entry, user_error
 from .arrays import TensorWrapper, reinterpret  # noqa: F401  (Triton's triton.runtime.jit names)
 
@@ -30,44 +28,6 @@ for _v in list(type_canonicalisation_dict.values()):
     type_canonicalisation_dict[_v] = _v
 
 
-@dataclass(frozen=True)
-class KernelParam:
-    """One parameter of a kernel."""
-    name: str
-    index: int
-    is_constexpr: bool
-    annotation: object = None
-    default: object = inspect.Parameter.empty
-    do_not_specialize: bool = False
-
-    @property
-    def num(self) -> int:
-        """The parameter's position (Triton's name for ``index``)."""
-        return self.index
-
-
-def _is_constexpr_annotation(ann) -> bool:
-    from ..language import constexpr
-    if ann is constexpr:
-        return True
-    return isinstance(ann, str) and ann.split(".")[-1] == "constexpr"
-
-
-def _kernel_source(fn) -> str:
-    """The kernel's source text; a kernel typed at a prompt or built by ``exec`` has
-    none to compile, which is a CompilationError naming it instead of an OSError."""
-    try:
-        return inspect.getsource(fn)
-    except (OSError, TypeError) as e:
-        from ..frontend.errors import CompilationError
-        code = getattr(fn, "__code__", None)
-        raise CompilationError(
-            "the kernel's source code cannot be read (defined at an interactive prompt, "
-            "through exec, or in a file that is gone); define it in a .py file",
-            kernel=getattr(fn, "__name__", "?"), file=getattr(code, "co_filename", ""),
-            line=getattr(code, "co_firstlineno", 0), error=e) from None
-
-
 class KernelInterface:
     """``kernel[grid](...)`` sugar shared by JITFunction, Autotuner and Heuristics."""
 
@@ -75,7 +35,7 @@ class KernelInterface:
         return functools.partial(self.run, grid=grid)
 
 
-class JITFunction(KernelInterface):
+class JITFunction(JITCallable, KernelInterface):
     """A ``@tilejit.jit`` kernel: ``kernel[grid](*args, **meta)`` launches it,
     ``kernel.run(*args, grid=..., **meta)`` is the same call, ``kernel.warmup(...)``
     compiles without launching; called from another kernel it is inlined.  ``fn`` is the
@@ -83,27 +43,8 @@ class JITFunction(KernelInterface):
 
     def __init__(self, fn, *, do_not_specialize=(), debug=None, noinline=False, repr=None,
                  launch_metadata=None):
-        self.fn = fn
-        self.__name__ = fn.__name__
-        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
-        self.__module__ = fn.__module__
-        self.__doc__ = fn.__doc__
-        self.__globals__ = fn.__globals__
-        self.src = textwrap.dedent(_kernel_source(fn))
-        self.file = inspect.getsourcefile(fn) or "<unknown>"
-        self.first_line = fn.__code__.co_firstlineno
-        self.debug = debug
-        self.repr = repr               # f(specialization) -> the compiled kernel's name
-        self.noinline = noinline
-        sig = inspect.signature(fn)
-        dns = set()
-        for d in do_not_specialize:
-            dns.add(list(sig.parameters)[d] if isinstance(d, int) else d)
-        self.params = [KernelParam(p.name, i, _is_constexpr_annotation(p.annotation),
-                                   p.annotation, p.default, p.name in dns)
-                       for i, p in enumerate(sig.parameters.values())]
-        self.arg_names = [p.name for p in self.params]
-        self.constexpr_names = [p.name for p in self.params if p.is_constexpr]
+        super().__init__(fn, do_not_specialize=do_not_specialize, debug=debug,
+                         noinline=noinline, repr=repr)
         self._launcher = None
         self._last_launch = None       # the last kernel[grid] (see __getitem__)
 
@@ -142,20 +83,12 @@ class JITFunction(KernelInterface):
         from .launch import launch
         return launch(self, args, kwargs, grid, warmup=True)
 
-    @property
-    def closure_cells(self) -> dict:
-        """name -> cell of each variable ``fn`` reads from an enclosing function (Python
-        resolves a name in a kernel as a local, then one of these, then a global)."""
-        code = getattr(self.fn, "__code__", None)
-        cells = getattr(self.fn, "__closure__", None) or ()
-        return dict(zip(code.co_freevars, cells)) if code is not None else {}
-
     def _unsafe_update_src(self, new_src: str) -> None:
         """Replace the kernel's source text (Triton's ``JITFunction._unsafe_update_src``,
         used to patch a template kernel): later launches compile ``new_src``; the
         specializations compiled from the old text are dropped.  The parameters must
         stay those of ``fn``."""
-        self.src = textwrap.dedent(new_src)
+        super()._unsafe_update_src(new_src)
         self._launcher = None
         self._last_launch = None
 

@@ -25,6 +25,11 @@ _I64_MIN, _I64_MAX = -2 ** 63, 2 ** 63 - 1
 _U64_MAX = 2 ** 64 - 1
 
 
+class IntegerArgumentOverflow(OverflowError, ValueError):
+    """An integer argument outside int64 and uint64 (Triton raises ``OverflowError``;
+    a ``ValueError`` too, a bad argument value)."""
+
+
 # ---------------------------------------------------------------- binders
 # A binder: (value, specialize: bool) -> (key, launch value, ArrayInfo | None)
 def _bind_int(v, spec):
@@ -35,7 +40,7 @@ def _bind_int(v, spec):
     elif 0 <= v <= _U64_MAX:
         t = "u64"
     else:
-        raise ValueError(f"integer {v} does not fit in 64 bits (int64 holds -2**63 to "
+        raise IntegerArgumentOverflow(f"integer {v} does not fit in 64 bits (int64 holds -2**63 to "
                          "2**63-1, uint64 0 to 2**64-1)")
     if not spec:
         return (t, 0), v, None

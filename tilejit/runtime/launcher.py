@@ -546,7 +546,8 @@ class Launcher:
             spec[self.names[i]] = (16 if k[1] == 16 else 1, k[1] == 1)
         constexprs = {n: constexpr_value(v) for n, v in zip(self.names, vals)
                       if self.is_constexpr[self.index[n]] or v is None}
-        func = build_ir(self.fn, arg_types, constexprs, spec)
+        func = build_ir(self.fn, arg_types, constexprs, spec, dict(lopts),
+                        keep_frames=options.traceback)
         for a in func.arguments:       # record the specialization on the IR arguments
             d, one = spec.get(a.name, (1, False))
             a.divisibility = max(a.divisibility, d)
@@ -586,11 +587,8 @@ def _constexpr_key(v):
 
 
 def _print(func) -> str:
-    try:
-        from ..ir.printer import print_function
-        return print_function(func)
-    except Exception as e:  # the printer is another part's; never fail a launch on it
-        return f"<tile IR of {func.name}: printer failed: {e}>"
+    from ..ir.printer import print_function
+    return print_function(func)
 
 
 def _dumper(options, fn, key):

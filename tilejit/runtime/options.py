@@ -67,6 +67,8 @@ class CudaTuning:
     remat_reductions: bool = True       # cheap values recomputed after reductions instead of kept live
     remat_occupancy: bool = True        # such a plan with room: ask ptxas for 2 CTAs per SM (.minnctapersm 2)
     remat_min_saving: int = 16          # registers per thread a remat plan must save to be used
+    # rules_memory.py
+    transposed_access: bool = True      # 2-D tiles contiguous along dim 0 moved in vectors along it (+ a transpose)
     # rules_atomic.py
     ordered_atom_asm: bool = True       # PTX atom with the ordering in the instruction (False: LLVM atomics + fences)
     # rows_ring.py: cp.async rings of row-region loops
@@ -104,6 +106,16 @@ class CudaTuning:
         return replace(base, **changes)
 
 
+def _opt_level(env) -> int:
+    """TILEJIT_CPU_OPT_LEVEL: 1, 2 or 3 (unset, empty or -1: chosen by kernel size)."""
+    raw = env.get("TILEJIT_CPU_OPT_LEVEL", "").strip()
+    if raw in ("", "-1"):
+        return -1
+    if raw not in ("1", "2", "3"):
+        raise ValueError(f"TILEJIT_CPU_OPT_LEVEL={raw!r}: write 1, 2 or 3 (or leave it unset: chosen by kernel size)")
+    return int(raw)
+
+
 _BOOLS = {"1": True, "true": True, "yes": True, "on": True,
           "0": False, "false": False, "no": False, "off": False}
 
@@ -125,6 +137,7 @@ class Options:
     ptx_check: str = ""              # TILEJIT_PTX_CHECK=80,90: also compile host kernels for CUDA
     traceback: bool = False          # TILEJIT_TRACEBACK=1: compile errors keep tilejit's own frames
     explain: bool = False            # TILEJIT_EXPLAIN=1: print each compiled kernel's paths (stderr)
+    cpu_opt_level: int = -1          # TILEJIT_CPU_OPT_LEVEL=1|2|3: LLVM's pipeline for CPU kernels (-1: by size, llvm/binding.py)
     cuda: CudaTuning = field(default_factory=CudaTuning)   # TILEJIT_CUDA_TUNING="name=0|1,...": CUDA lowering choices
 
     @classmethod
@@ -146,6 +159,7 @@ class Options:
             ptx_check=env.get("TILEJIT_PTX_CHECK", "").strip(),
             traceback=_flag(env, "TILEJIT_TRACEBACK"),
             explain=_flag(env, "TILEJIT_EXPLAIN"),
+            cpu_opt_level=_opt_level(env),
             cuda=CudaTuning.parse(env.get("TILEJIT_CUDA_TUNING", "")),
         )
 

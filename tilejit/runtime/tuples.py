@@ -16,9 +16,9 @@ TUPLE = "tuple"
 
 def _is_constant(x) -> bool:
     from ..ir.types import DType, PointerType
-    from .jit import JITFunction
+    from ..language.jit_callable import JITCallable
     return (x is None or type(x).__name__ == "constexpr"
-            or isinstance(x, (str, DType, PointerType, JITFunction)))
+            or isinstance(x, (str, DType, PointerType, JITCallable)))
 
 
 def _const_key(x):

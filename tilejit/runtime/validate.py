@@ -7,6 +7,8 @@ look up and the sanitized variant has its own cache key).
 """
 from __future__ import annotations
 
+from ..errors import LaunchOptionError
+
 _DERIVED: dict = {}
 
 
@@ -66,11 +68,6 @@ def check_devices(names, is_constexpr, vals, keys, name: str) -> None:
         desc = ", ".join(f"'{arg}' on {dev}" for dev, arg in where.items())
         raise ValueError(f"{name}: arrays on different devices ({desc}); "
                          "move them to one device before the launch")
-
-
-class LaunchOptionError(ValueError, AssertionError):
-    """A launch option Triton rejects (``num_warps=3``); an ``AssertionError`` too, as
-    Triton raises one."""
 
 
 def check_launch_options(lopts, name: str) -> None:

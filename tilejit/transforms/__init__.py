@@ -28,13 +28,11 @@ PIPELINE: list[tuple[str, Callable[[Function], Function]]] = [
 def run_pipeline(func: Function, options=None, dump: Callable[[str, str], None] | None = None,
                  pipeline=None) -> Function:
     """Run every stage of ``pipeline`` (default ``PIPELINE``) on ``func`` in place and
-    return it.  ``options`` defaults to the process-wide options."""
+    return it.  ``options`` (the runtime passes its ``Options``): ``debug`` verifies the IR
+    after each pass, ``sanitize`` adds the int32 offset checks; None is neither."""
     from ..ir.parser import roundtrip_check
     from ..ir.printer import print_function
     from ..ir.verifier import verify_function
-    if options is None:
-        from ..runtime.options import get_options
-        options = get_options()
     debug = bool(getattr(options, "debug", False))
     if debug:
         verify_function(func, where="pipeline input")

@@ -132,5 +132,5 @@ def overflow_error(op, *, kernel, loc, program_id, detail=""):
     msg = getattr(op, "msg", "") or ""
     if not msg.startswith(MARKER):
         return None
-    from ..interpreter.errors import OffsetOverflowError
+    from ..errors import OffsetOverflowError
     return OffsetOverflowError(msg + detail, kernel=kernel, loc=loc, program_id=program_id)

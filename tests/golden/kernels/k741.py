@@ -2,6 +2,8 @@
 # RUN: print --kernel=k741_reassigned
 # RUN: pipeline --kernel=k741_reassigned --check-prefix=OPT
 # RUN: pipeline --kernel=k741_other_value --check-prefix=OTHER
+# RUN: cuda-plan --kernel=k741_reassigned --check-prefix=PLAN
+# RUN: cuda-plan --kernel=k741_other_value --check-prefix=PLAN2
 # ARGS: in_ptr0=*i64:16 in_ptr1=*fp32:16 out_ptr0=*fp32:16 xnumel=i32:16
 # CONSTEXPRS: XBLOCK=512
 import tilejit
@@ -61,3 +63,14 @@ def k741_other_value(in_ptr0, in_ptr1, out_ptr0, xnumel, XBLOCK: tl.constexpr):
 # OTHER: %[[N:[0-9]+]] = arith.constant 1000 : <512xi32>
 # OTHER-NEXT: %xmask = arith.cmp %xindex, %[[N]] {pred = "lt"}
 # OTHER-NOT: %xnumel
+# The cuda plan: x1's load reads one address per 1000 lanes (not contiguous: per lane); the
+# scattered store is contiguous over aligned groups of 4 (x0 runs of 1000, a multiple
+# of 4; tmp0 and x1 constant over them) -- one 16-byte store per group, as the
+# analysis proves; the other kernel's accesses likewise.
+# PLAN-LABEL: cuda-plan @k741_reassigned (sm_90, 4 warps)
+# PLAN-NEXT: tt.load <512xint64> at k741.py:{{[0-9]+}}:11: width 1 (masked)
+# PLAN-NEXT: tt.load <512xfp32> at k741.py:{{[0-9]+}}:11: width 4 (masked)
+# PLAN-NEXT: tt.store <512xfp32> at k741.py:{{[0-9]+}}:4: width 4 (masked)
+# PLAN2-LABEL: cuda-plan @k741_other_value (sm_90, 4 warps)
+# PLAN2-NEXT: tt.load <512xfp32> at k741.py:{{[0-9]+}}:11: width 4 (masked)
+# PLAN2-NEXT: tt.store <512xfp32> at k741.py:{{[0-9]+}}:4: width 4 (masked)

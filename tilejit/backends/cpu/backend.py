@@ -21,7 +21,8 @@ from .vectorize import CPU_ACCESS, GRID_BOUND, choose_facts
 from .sanitize import EXTRA_SLOTS, OOB_BASE, buffer_table, raise_oob
 from ...runtime.validate import CUDA_MAX_YZ, MAX_PROGRAMS
 from .pool import Sizing, choose_threads, get_pool
-from .runner import (BIG_FRAME, ArgBuffer, DeviceAssertionError, arg_format, chunk_function,
+from ...errors import DeviceAssertionError
+from .runner import (BIG_FRAME, ArgBuffer, arg_format, chunk_function,
                      coerce_values, default_threads, run_on_worker, run_parallel)
 
 _LIBM_DONE = False
@@ -252,7 +253,7 @@ class CPUBackend(Backend):
         """``bounded``: the analysis may assume vectorize.GRID_BOUND programs per axis
         (the kernel then checks every launch's grid against it)."""
         key = (options.sanitize, options.vectorize, options.num_threads, options.dump_dir,
-               GRID_BOUND if bounded else None)
+               options.cpu_opt_level, GRID_BOUND if bounded else None)
         # variants live on the IR function itself (a kernel refers to its function, so
         # a cache keyed weakly by the function would keep both alive forever); the
         # launcher dropping its kernel frees function, variants and machine code together

@@ -70,6 +70,9 @@ def build_module(func, options, triple: str = "", data_layout: str = "", facts=N
 
 
 def _build_chunk(module, prog, nargs):
+    """``run_chunk``: the program ids of ``start`` are divided out of the linear index
+    once; each later program steps x (carrying into y, then z), so a chunk of many
+    small programs pays no division per program."""
     fty = ir.FunctionType(I32, [PTR, I32, I32])
     fn = ir.Function(module, fty, name=CHUNK)
     fn.attributes.add("nounwind")
@@ -83,19 +86,25 @@ def _build_chunk(module, prog, nargs):
     nx, ny, nz = grid
     err = b.gep(args, [ir.Constant(I64, nargs + 3)], source_etype=I64)
     nx64, ny64 = b.zext(nx, I64), b.zext(ny, I64)
+    t = b.udiv(start, nx64)        # start < nx*ny*nz: the ids fit in i32
+    first = [b.trunc(v, I32) for v in (b.urem(start, nx64), b.urem(t, ny64), b.udiv(t, ny64))]
     b.branch(head)
     b.position_at_end(head)
     lin = b.phi(I64)
     lin.add_incoming(start, entry)
+    pids = [b.phi(I32) for _ in range(3)]
+    for p, v in zip(pids, first):
+        p.add_incoming(v, entry)
     b.cbranch(b.icmp_signed("<", lin, end), body, done)
     b.position_at_end(body)
-    x = b.urem(lin, nx64)
-    t = b.udiv(lin, nx64)
-    y, z = b.urem(t, ny64), b.udiv(t, ny64)
-    pids = [b.trunc(v, I32) for v in (x, y, z)]
     status = b.call(prog, [args] + pids + [nx, ny, nz])
-    nxt = b.add(lin, ir.Constant(I64, 1))
-    lin.add_incoming(nxt, body)
+    lin.add_incoming(b.add(lin, ir.Constant(I64, 1)), body)
+    one, zero = ir.Constant(I32, 1), ir.Constant(I32, 0)
+    carry = None
+    for p, n in zip(pids, grid):   # x + 1, wrapping into y, then z
+        bumped = b.add(p, one) if carry is None else b.add(p, b.zext(carry, I32))
+        carry = b.icmp_unsigned("==", bumped, n)
+        p.add_incoming(b.select(carry, zero, bumped) if n is not nz else bumped, body)
     b.cbranch(b.icmp_unsigned("!=", status, ir.Constant(I32, 0)), fail, head)
     b.position_at_end(fail)
     for k, v in enumerate([status] + pids):

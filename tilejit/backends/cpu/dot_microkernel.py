@@ -19,6 +19,11 @@ keeps its loads off the start of each block's FMA chains.
   unmasked load of memory nothing writes before the dot (``lower_dot._direct_source``)
   the copy reads that memory itself: the load's per-program buffer is then never read
   and LLVM deletes it.  (fp16/bf16 operands arrive converted: ``lower_dot._converted``.)
+* **Segmented dots.** A ``lower_dot_loop.SegmentedDot`` (``U`` iterations of a K
+  loop as one dot) has ``parts``: its A segments are copied side by side into one
+  ``M x K`` buffer and its B segments packed into one set of panels, each read
+  where its load read it when it may be (``_reader``); the next tile prefetch then
+  follows the first segment's B.
 * **Loop order.** Panels outer, row blocks inner: the panel stays in L1 while A's
   rows stream past it.
 * **Next tile prefetch.** When B is read in place, the first row block of each full
@@ -156,15 +161,25 @@ class FloatDot:
 
     def __init__(self, ctx, d, out_ptr, shape: Shape | None = None):
         self.ctx, self.d, self.out = ctx, d, out_ptr
-        (self.M, self.K), self.N = d.a.shape, d.b.shape[1]
+        self.parts = getattr(d, "parts", None)          # a SegmentedDot's K segments
+        if self.parts:
+            self.M, self.N = d.shape
+            self.K = sum(p.a.shape[1] for p in self.parts)
+        else:
+            (self.M, self.K), self.N = d.a.shape, d.b.shape[1]
         self.cty = value_type(d.cdt)
         self.shape = shape or choose_shape(self.M, self.N, self.K, d.cdt)
+        if self.parts:
+            self.shape = self.shape._replace(pack_b=True)
+        self.a_ptr = None if self.parts else d.a.ptr
         self.nrb, self.tails = row_plan(self.M, self.shape.mr)   # full row blocks, tail blocks
 
     # ---- driver ---------------------------------------------------------------
     def emit(self):
         s, N, K = self.shape, self.N, self.K
         nfull, tail = divmod(N, s.nr)
+        if self.parts:
+            self.a_ptr = self._copy_a()
         packed = self._pack_b() if s.pack_b else None
         em = self.ctx.em
         if nfull:
@@ -204,8 +219,10 @@ class FloatDot:
 
     def _next_tile_prefetch(self, j0):
         """``side(k)`` prefetching the ``nr`` columns from ``j0`` of row ``K + k`` of B
-        in place (the row stride taken from rows 0 and 1), or None without ``d.b_src``."""
-        direct, K = getattr(self.d, "b_src", None), self.K
+        in place (the row stride taken from rows 0 and 1), or None without a B read in
+        place (a SegmentedDot: its first segment's B, the rows after the last one's
+        when the segments follow each other in memory, as the tutorial's do)."""
+        direct, K = getattr(self.parts[0] if self.parts else self.d, "b_src", None), self.K
         if direct is None or K < 2:
             return None
         ctx, b = self.ctx, self.ctx.b
@@ -220,9 +237,7 @@ class FloatDot:
         def side(k):
             base = b.add(p0, b.mul(b.add(k, _c(K)), row))
             for o in offs:
-                p = b.inttoptr(b.add(base, _c(o)), _I8P)
-                intr.call_overloaded(b, "prefetch", [p], ret=ir.VoidType(), overload_types=[p.type],
-                                     extra_args=[_i32(0), _i32(_PREFETCH_LOCALITY), _i32(1)])
+                _prefetch(b, b.add(base, _c(o)))
         return side
 
     # ---- B packing --------------------------------------------------------------
@@ -234,38 +249,77 @@ class FloatDot:
         buf = ctx.alloca(self.cty, K * N)
         nfull, tail = divmod(N, s.nr)
         b = ctx.b
-        src = self._b_reader()
 
-        def copy(k, j0, base, width):
+        def copy(k, j0, base, width, src, ks):
             ctx.elem_cache = {}          # element values memoised in one loop body only
             for off, w in zip(_offsets(_widths(width, s.vl)), _widths(width, s.vl)):
-                ld = b.load(src(k, j0, off), typ=_vty(self.cty, w))
+                ld = b.load(src(ks, j0, off), typ=_vty(self.cty, w))
                 ld.align = _elem_align(self.cty)
                 st = b.store(ld, b.gep(buf, [b.add(b.add(base, b.mul(k, _c(width))), _c(off))],
                                        source_etype=self.cty))
                 st.align = _elem_align(self.cty)
             ctx.elem_cache = {}
 
-        def row(k):              # one row of B at a time: contiguous reads
+        def row(k0, k, src):     # one row of B at a time: contiguous reads
+            kk = b.add(k, _c(k0))
             if nfull:
-                ctx.em.counted_loop(_c(0), _c(nfull), name="pack.nb",
-                                    body=lambda jb: copy(k, b.mul(jb, _c(s.nr)), b.mul(jb, _c(K * s.nr)), s.nr))
+                ctx.em.counted_loop(_c(0), _c(nfull), name="pack.nb", body=lambda jb: copy(
+                    kk, b.mul(jb, _c(s.nr)), b.mul(jb, _c(K * s.nr)), s.nr, src, k))
             if tail:
-                copy(k, _c(nfull * s.nr), _c(nfull * s.nr * K), tail)
+                copy(kk, _c(nfull * s.nr), _c(nfull * s.nr * K), tail, src, k)
 
-        ctx.em.counted_loop(_c(0), _c(K), name="pack.k", body=row)
+        for k0, kn, src in self._b_sources():
+            ctx.em.counted_loop(_c(0), _c(kn), name="pack.k", body=lambda k, k0=k0, src=src: row(k0, k, src))
         return buf
 
-    def _b_reader(self):
-        """``read(k, j0, off) -> ptr`` of B element (k, j0 + off): the source tile's
-        addresses when every vector of the packing lies in one contiguous group."""
-        b, d, s = self.ctx.b, self.d, self.shape
-        direct = getattr(d, "b_src", None)
-        if direct is not None and direct[1] % s.vl == 0:
+    def _b_sources(self):
+        """``[(first row, rows, read(k, j0, off) -> ptr)]``: where B's rows come from
+        (one source, or one per segment of a SegmentedDot)."""
+        if not self.parts:
+            return [(0, self.K, self._b_reader())]
+        out, k0 = [], 0
+        for p in self.parts:
+            out.append((k0, p.a.shape[1], self._reader(p.b, p.b_src)))
+            k0 += p.a.shape[1]
+        return out
+
+    def _copy_a(self):
+        """A SegmentedDot's A segments side by side in one row-major M x K buffer
+        (each segment read where its load read it when it may be, see lower_dot)."""
+        ctx, b, s, M, K = self.ctx, self.ctx.b, self.shape, self.M, self.K
+        buf = ctx.alloca(self.cty, M * K)
+        readers, k0 = [], 0
+        for p in self.parts:
+            readers.append((k0, p.a.shape[1], self._reader(p.a, p.a_src)))
+            k0 += p.a.shape[1]
+
+        def row(i):
+            ctx.elem_cache = {}
+            for k0, kn, src in readers:
+                for off, w in zip(_offsets(_widths(kn, s.vl)), _widths(kn, s.vl)):
+                    ld = b.load(src(i, _c(0), off), typ=_vty(self.cty, w))
+                    ld.align = _elem_align(self.cty)
+                    st = b.store(ld, b.gep(buf, [b.add(b.mul(i, _c(K)), _c(k0 + off))], source_etype=self.cty))
+                    st.align = _elem_align(self.cty)
+            ctx.elem_cache = {}
+        ctx.em.counted_loop(_c(0), _c(M), name="copy.a", body=row)
+        return buf
+
+    def _reader(self, tile, direct):
+        """``read(row, j0, off) -> ptr`` of ``tile``'s element (row, j0 + off): in
+        place through ``direct`` (lower_dot._direct_source) when every vector of a
+        copy lies in one contiguous group, else the tile's row-major buffer."""
+        b = self.ctx.b
+        if direct is not None and direct[1] % self.shape.vl == 0:
             addr = direct[0]
             return lambda k, j0, off: addr(self.ctx, k, b.add(j0, _c(off)))
-        return lambda k, j0, off: b.gep(d.b.ptr, [b.add(b.add(b.mul(k, _c(self.N)), j0), _c(off))],
+        n = tile.shape[1]
+        return lambda k, j0, off: b.gep(tile.ptr, [b.add(b.add(b.mul(k, _c(n)), j0), _c(off))],
                                         source_etype=self.cty)
+
+    def _b_reader(self):
+        """``read(k, j0, off) -> ptr`` of B element (k, j0 + off)."""
+        return self._reader(self.d.b, getattr(self.d, "b_src", None))
 
     # ---- one register block --------------------------------------------------
     def _block(self, i0, rows, panel, side=None):
@@ -275,7 +329,7 @@ class FloatDot:
         offs = _offsets(panel.widths)
         vtys = [_vty(cty, w) for w in panel.widths]
         accs = [[ir.Constant(vt, None) for vt in vtys] for _ in range(rows)]     # acc added after
-        arow = [b.gep(self.d.a.ptr, [b.mul(b.add(i0, _c(r)), _c(K))], source_etype=cty) for r in range(rows)]
+        arow = [b.gep(self.a_ptr, [b.mul(b.add(i0, _c(r)), _c(K))], source_etype=cty) for r in range(rows)]
         bbase = b.gep(panel.ptr, [panel.col], source_etype=cty)
         pre = b.block
         head, body, done = em.new_block("k.head"), em.new_block("k.body"), em.new_block("k.done")
@@ -348,6 +402,13 @@ class FloatDot:
             x = b.extract_element(v, ir.Constant(ir.IntType(32), l)) if w > 1 else v
             x = to_storage(b, lower_cast(b, x, d.cdt, d.dtype), d.dtype)
             b.store(x, b.gep(self.out, [b.add(lin, _c(l))], source_etype=sty))
+
+
+def _prefetch(b, addr):
+    """``llvm.prefetch`` (read, ``_PREFETCH_LOCALITY``) of the i64 address ``addr``."""
+    p = b.inttoptr(addr, _I8P)
+    intr.call_overloaded(b, "prefetch", [p], ret=ir.VoidType(), overload_types=[p.type],
+                         extra_args=[_i32(0), _i32(_PREFETCH_LOCALITY), _i32(1)])
 
 
 def _offsets(widths):

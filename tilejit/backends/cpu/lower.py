@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from ...errors import TritonError
+from ...errors import LoweringError
 from ...ir import ops
 from ...ir.core import RuleTable
 from ...ir.types import int32
@@ -21,10 +21,6 @@ from .tiles import (BufTile, COST_ARITH, COST_MATH, LazyTile, MATERIALIZE_COST, 
                     materialize, merge_masks)
 
 RULES = RuleTable("cpu lowering")
-
-
-class LoweringError(TritonError):
-    """An op could not be lowered (names the op and its source location)."""
 
 
 class ProgramContext:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ...ir import ops
+from ..llvm.builder_utils import loop_condition, open_loop
 from ..llvm.types import I1, I32, I64, PTR, F64, storage_type, value_type
 from ..llvm.printing import line_format, value_spec
 from ..llvm.scalar import bf16_to_f32
@@ -88,27 +89,31 @@ class _Carried:
                 self.bufs.append((a, bb))
         self.init_vals = [ctx.get(v) if t.is_scalar else None for t, v in zip(types, inits)]
 
-    def make_phis(self, pre):
+    def initial_state(self):
+        """The state before the first iteration: per slot a pointer offset (uniform
+        pointer tiles), a scalar value, or a tile's (current, other) buffers."""
+        return [ir.Constant(I64, 0) if isinstance(u, _UniformPtr) else (iv if u is None else tuple(u))
+                for iv, u in zip(self.init_vals, self.bufs)]
+
+    def make_phis(self, pre, start=None):
+        """Phis of the loop head, entered from ``pre`` with ``start`` (default: the
+        initial state)."""
         b = self.ctx.b
         self.phis = []
-        for t, iv, bufs in zip(self.types, self.init_vals, self.bufs):
-            if isinstance(bufs, _UniformPtr):
+        for t, s, u in zip(self.types, start or self.initial_state(), self.bufs):
+            if isinstance(u, _UniformPtr):
                 p = b.phi(I64)
-                p.add_incoming(ir.Constant(I64, 0), pre)
-                self.phis.append(p)
-            elif bufs is None:
+            elif u is None:
                 p = b.phi(value_type(t.element))
-                p.add_incoming(iv, pre)
-                self.phis.append(p)
             else:
-                cur, oth = b.phi(PTR), b.phi(PTR)
-                cur.add_incoming(bufs[0], pre)
-                oth.add_incoming(bufs[1], pre)
-                self.phis.append((cur, oth))
+                p = (b.phi(PTR), b.phi(PTR))
+            for ph, v in zip(p, s) if isinstance(p, tuple) else ((p, s),):
+                ph.add_incoming(v, pre)
+            self.phis.append(p)
 
-    def reps(self):
+    def reps(self, state=None):
         out = []
-        for t, p, u in zip(self.types, self.phis, self.bufs):
+        for t, p, u in zip(self.types, self.phis if state is None else state, self.bufs):
             if isinstance(u, _UniformPtr):
                 out.append(u.rep(p))
             elif isinstance(p, tuple):
@@ -117,13 +122,16 @@ class _Carried:
                 out.append(p)
         return out
 
-    def yield_values(self, values):
-        """Evaluate the yielded values into next-iteration slots (call at the latch)."""
+    def yield_values(self, values, state=None, keep=()):
+        """Evaluate the yielded values into next-iteration slots (call at the latch);
+        from ``state`` (default: the phis); slots in ``keep`` stay as they are."""
         ctx = self.ctx
         nexts = []
-        for t, p, v, u in zip(self.types, self.phis, values, self.bufs):
-            rep = ctx.get(v)
-            if isinstance(u, _UniformPtr):
+        for i, (t, p, v, u) in enumerate(zip(self.types, self.phis if state is None else state, values, self.bufs)):
+            rep = ctx.get(v) if i not in keep else None
+            if i in keep:
+                nexts.append(p)
+            elif isinstance(u, _UniformPtr):
                 nexts.append(u.next_offset(ctx, p))
             elif not isinstance(p, tuple):
                 nexts.append(rep)
@@ -148,28 +156,24 @@ def _into(ctx, rep, t, ptr):
         raise LoweringError("scalar value yielded for a tile")
 
 
+def carried_of(ctx, op):
+    """The loop-carried values of scf.for ``op`` (buffers allocated, inits written)."""
+    types = [v.type for v in op.inits]
+    return _Carried(ctx, types, op.inits, [uniform_ptr_step(op, i) for i in range(len(types))])
+
+
 @RULES.register(ops.ForOp)
 def _for(ctx, op):
+    from .lower_dot_loop import lower_fused_dot_loop    # dot loops (imports this module)
+    if lower_fused_dot_loop(ctx, op):
+        return
     b = ctx.b
     lb, ub, step = ctx.get(op.lb), ctx.get(op.ub), ctx.get(op.step)
     signed = op.lb.type.element.kind == "int"
-    types = [v.type for v in op.inits]
-    steps = [uniform_ptr_step(op, i) for i in range(len(types))]
-    carried = _Carried(ctx, types, op.inits, steps)
-    pre = b.block
-    head, body, done = ctx.em.new_block("for.head"), ctx.em.new_block("for.body"), ctx.em.new_block("for.done")
-    b.branch(head)
-    b.position_at_end(head)
-    iv = b.phi(lb.type)
-    iv.add_incoming(lb, pre)
+    carried = carried_of(ctx, op)
+    pre, head, body, done, iv = open_loop(b, ctx.em.fn, "for", lb)
     carried.make_phis(pre)
-    cmp = b.icmp_signed if signed else b.icmp_unsigned
-    if isinstance(step, ir.Constant):
-        cond = cmp("<", iv, ub) if step.constant > 0 or not signed else cmp(">", iv, ub)
-    else:
-        pos = b.icmp_signed(">", step, ir.Constant(step.type, 0))
-        cond = b.select(pos, cmp("<", iv, ub), cmp(">", iv, ub))
-    b.cbranch(cond, body, done)
+    b.cbranch(loop_condition(b, iv, ub, step, signed), body, done)
     b.position_at_end(body)
     blk = op.body
     ctx.set(blk.args[0], iv)

@@ -7,27 +7,13 @@ import llvmlite.ir as ir
 
 from ...ir import ops
 from ...ir.types import int32
+from ..llvm.reductions import identity
 from ..llvm.scalar import apply_binary
-from ..llvm.types import I32, I64, constant, from_storage, storage_type, to_storage
+from ..llvm.types import I32, I64, from_storage, storage_type, to_storage
 from .lower import RULES, LoweringError
 from .tiles import BufTile, Tile, linear_index, strides_of, versioned
 
 _FAST = ("reassoc", "nsz", "contract")
-
-
-def identity(kind, dt):
-    if kind in ("sum", "xor_sum"):
-        return constant(dt, 0)
-    big = kind in ("min", "argmin")
-    if dt.kind == "float" and kind in ("max", "min"):
-        return constant(dt, float("nan"))    # maxnum/minnum skip it; all NaN stays NaN
-    if dt.kind == "float":
-        return constant(dt, float("inf") if big else float("-inf"))
-    if dt.kind == "bool":
-        return constant(dt, 1 if big else 0)
-    lo, hi = ((0, (1 << dt.bits) - 1) if dt.kind == "uint" else
-              (-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1))
-    return constant(dt, hi if big else lo)
 
 
 def combine(b, kind, acc, v, dt):
@@ -65,6 +51,10 @@ def _better(b, kind, v, best, dt):
     return b.icmp_unsigned(pred, v, best)
 
 
+def _bytes(dt) -> int:
+    return max(1, dt.bits // 8)
+
+
 def _partial_lanes(op) -> int:
     """Lanes of partial extrema kept per output for a float max/min along the last
     axis (0: none).  Those compare-and-select reductions (see ``_float_extremum``) are
@@ -74,7 +64,7 @@ def _partial_lanes(op) -> int:
     any order is the same value (but for the sign of a zero among equal zeros, which
     maxnum/minnum leave unspecified too)."""
     dt, shape = op.src.type.element, op.src.type.shape
-    if (op.kind not in ("max", "min") or dt.kind != "float" or dt.name == "bf16"
+    if (op.kind not in ("max", "min") or dt.kind != "float" or dt.name == "bf16" or dt.bits < 16  # plain types
             or op.axis != len(shape) - 1):
         return 0
     for w in (16, 8, 4):
@@ -91,34 +81,40 @@ def _fill(ctx, ptr, count, value, adt):
 
 def _reduce_partial(ctx, op, src, acc, w):
     """``acc[o] = kind over the last axis`` via ``w`` partial accumulators per output
-    (see ``_partial_lanes``)."""
+    (see ``_partial_lanes``), combined as one ``<w x T>`` vector per group of ``w``
+    consecutive elements (the source's own vector code where it has one)."""
+    from .vectorize import _lanes, _vector_of, vec_of
     dt, kind, shape = op.src.type.element, op.kind, op.src.type.shape
     sty = storage_type(dt)
+    vty = ir.VectorType(sty, w)
     n_out = max(1, op.result.type.numel)
     part = ctx.alloca(sty, n_out * w)
     _fill(ctx, part, n_out * w, identity(kind, dt), dt)
     ostrides, W = strides_of(shape[:-1]), ir.Constant(I64, w)
 
-    def body(idx):
+    def body(gidx):
         b = ctx.b
-        *outer, g, j = idx
-        col = b.add(b.mul(g, W, flags=("nuw", "nsw")), j, flags=("nuw", "nsw"))
-        v = src.elem(ctx, tuple(outer) + (col,))
-        slot = b.add(b.mul(linear_index(ctx, tuple(outer), ostrides), W, flags=("nuw", "nsw")), j,
-                     flags=("nuw", "nsw"))
-        p = b.gep(part, [slot], source_etype=sty)
-        b.store(to_storage(b, combine(b, kind, from_storage(b, b.load(p, typ=sty), dt), v, dt), dt), p)
-    versioned(ctx, src.masks, lambda: ctx.loop_nest(tuple(shape[:-1]) + (shape[-1] // w, w), body))
+        *outer, g = gidx
+        idx = tuple(outer) + (b.mul(g, W, flags=("nuw", "nsw")),)
+        v = vec_of(ctx, src, idx, w)
+        if v is None:
+            v = _vector_of(ctx, src, _lanes(ctx, idx, w), sty)
+        p = b.gep(part, [b.mul(linear_index(ctx, tuple(outer), ostrides), W, flags=("nuw", "nsw"))],
+                  source_etype=sty)
+        cur = b.load(p, typ=vty)
+        cur.align = _bytes(dt)
+        st = b.store(combine(b, kind, cur, v, dt), p)
+        st.align = cur.align
+    versioned(ctx, src.masks, lambda: ctx.loop_nest(tuple(shape[:-1]) + (shape[-1] // w,), body))
 
-    def fold(o):
+    def fold(o):            # a pairwise tree: log2(w) dependent steps, not w - 1
         b = ctx.b
         base = b.mul(o, W, flags=("nuw", "nsw"))
-        r = from_storage(b, b.load(b.gep(part, [base], source_etype=sty), typ=sty), dt)
-        for j in range(1, w):
-            x = from_storage(b, b.load(b.gep(part, [b.add(base, ir.Constant(I64, j))], source_etype=sty),
-                                       typ=sty), dt)
-            r = combine(b, kind, r, x, dt)
-        b.store(to_storage(b, r, dt), b.gep(acc, [o], source_etype=sty))
+        vals = [from_storage(b, b.load(b.gep(part, [b.add(base, ir.Constant(I64, j))], source_etype=sty),
+                                       typ=sty), dt) for j in range(w)]
+        while len(vals) > 1:
+            vals = [combine(b, kind, vals[j], vals[j + 1], dt) for j in range(0, len(vals), 2)]
+        b.store(to_storage(b, vals[0], dt), b.gep(acc, [o], source_etype=sty))
     ctx.em.counted_loop(ir.Constant(I64, 0), ir.Constant(I64, n_out), name="rfold", body=fold)
 
 

@@ -18,14 +18,6 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 
-from ...interpreter.errors import DeviceAssertError
-
-
-class DeviceAssertionError(DeviceAssertError):
-    """A ``tl.device_assert`` failed in a compiled kernel (same class family and
-    message format as the interpreter's DeviceAssertError)."""
-
-
 def chunk_function(addr: int):
     fn = ctypes.CFUNCTYPE(ctypes.c_int32)(addr)
     fn.argtypes = None

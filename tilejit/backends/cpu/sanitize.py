@@ -84,7 +84,7 @@ def describe(addr, buffers) -> str:
 
 
 def raise_oob(kernel, record, buffers):
-    from ...interpreter.errors import OutOfBoundsError
+    from ...errors import OutOfBoundsError
     from ...interpreter.provenance import hint as pointer_hint
     code, x, y, z, lane, addr = record
     op = kernel._accesses[code - OOB_BASE]

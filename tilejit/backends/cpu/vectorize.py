@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from ...analysis.access import AccessLimits, AccessPlan, element_bytes
+from ...analysis.access import AccessLimits, AccessPlan, bounded_facts, element_bytes
 from ...analysis.access import plan_access as _plan_access
 from ...ir import ops
 from ...ir.types import PointerType
@@ -47,10 +47,6 @@ def plan_access(facts, op) -> AccessPlan:
     return _plan_access(facts, op.ptr, op.mask, CPU_ACCESS)
 
 
-def _plans(func, facts) -> list:
-    return [plan_access(facts, op) for op in func.walk() if isinstance(op, (ops.LoadOp, ops.StoreOp))]
-
-
 def choose_facts(func, options, allow_bound: bool = True):
     """``(facts, grid_bound)`` for compiling ``func``: ``(None, None)`` when
     vectorisation is off (``options.vectorize`` False, or sanitize mode, whose
@@ -60,13 +56,9 @@ def choose_facts(func, options, allow_bound: bool = True):
     from ...analysis import analyze
     if not any(isinstance(op, (ops.LoadOp, ops.StoreOp)) for op in func.walk()):
         return None, None
-    free = analyze(func)
     if not allow_bound:
-        return free, None
-    bounded = analyze(func, grid_bound=GRID_BOUND)
-    if _plans(func, bounded) == _plans(func, free):
-        return free, None
-    return bounded, GRID_BOUND
+        return analyze(func), None
+    return bounded_facts(func, CPU_ACCESS, GRID_BOUND)
 
 
 def plan_of(ctx, op) -> AccessPlan:

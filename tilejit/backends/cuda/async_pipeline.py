@@ -153,7 +153,7 @@ def _load_of(body, value, term, allowed):
 
 def _no(lw, for_op, why: str):
     """Record why ``for_op`` keeps the register path (``lw.ring_rejects``); None."""
-    lw.__dict__.setdefault("ring_rejects", {})[for_op] = why
+    lw.ring_rejects[for_op] = why
     return None
 
 
@@ -171,7 +171,7 @@ def rejections(func, arch: int, num_warps: int = 4, options=None) -> list:
     out = []
     for o in func.walk():
         if isinstance(o, ops.ForOp) and o not in taken and fallback.get(o) not in taken:
-            if o in getattr(lw, "ring_rejects", {}):
+            if o in lw.ring_rejects:
                 out.append((o.loc, lw.ring_rejects[o]))
     return out
 
@@ -201,8 +201,8 @@ def _versioned_fallbacks(func) -> dict:
 @contextmanager
 def fresh_thread_ids(lw, loop_op):
     """While lowering the body of ``loop_op``: ``lw.tid``/``lane``/``warp`` from a fresh
-    read of ``%tid.x`` when ``CudaTuning.fresh_tid`` is on and the body holds a dot loop."""
-    if not lw.tuning.fresh_tid or not _holds_dot_loop(loop_op):
+    read of ``%tid.x`` when the plan says so (:func:`wants_fresh_tid`)."""
+    if loop_op not in lw.plan.fresh_tid:
         yield
         return
     saved = (lw.tid, lw.lane, lw.warp)
@@ -214,6 +214,11 @@ def fresh_thread_ids(lw, loop_op):
         lw.tid, lw.lane, lw.warp = saved
 
 
+def wants_fresh_tid(lw, loop_op) -> bool:
+    """``CudaTuning.fresh_tid`` is on and the body of ``loop_op`` holds a dot loop."""
+    return lw.tuning.fresh_tid and _holds_dot_loop(loop_op)
+
+
 def _holds_dot_loop(loop_op) -> bool:
     return any(isinstance(o, ops.ForOp) and o is not loop_op and any(isinstance(x, ops.DotOp) for x in o.body.ops)
                for o in loop_op.walk())
@@ -222,9 +227,9 @@ def _holds_dot_loop(loop_op) -> bool:
 def find_plan(lw, for_op):
     """The :class:`AsyncPlan` for ``for_op`` (structure, arch and shapes only), or None
     (a dot loop's reason recorded in ``lw.ring_rejects``)."""
-    if not getattr(lw, "pipeline", True) or lw.sanitize or lw.facts is None or not lw.vectorize:
+    if not lw.pipeline or lw.sanitize or lw.facts is None or not lw.vectorize:
         return None
-    if lw.arch < 80 or not getattr(lw, "use_mma", True):
+    if lw.arch < 80:
         return None
     body = for_op.body
     term = body.terminator
@@ -238,7 +243,7 @@ def find_plan(lw, for_op):
         if plan is not None:
             plan.fold_add = add
             return plan
-    if for_op not in getattr(lw, "ring_rejects", {}) and any(isinstance(o, ops.DotOp) for o in body.ops):
+    if for_op not in lw.ring_rejects and any(isinstance(o, ops.DotOp) for o in body.ops):
         _no(lw, for_op, "no tt.dot accumulates into a carried value alone (acc = dot(a, b, acc), "
                         "acc += dot(a, b)); operands must both be loads in the loop")
     return None
@@ -322,7 +327,7 @@ def _plan_dot(lw, for_op, d, acc_pos):
 def prepare(lw):
     """Before lowering: plan every loop, and give the operand tiles of planned loops
     16-byte chunks (blocked layout with 8 elements per chunk)."""
-    lw._async_plans = {}
+    lw._async_plans.clear()
     for o in lw.func.walk():
         if isinstance(o, ops.ForOp):
             plan = find_plan(lw, o)
@@ -334,7 +339,7 @@ def prepare(lw):
 
 def plan_for(lw, for_op):
     """The loop's plan if its pointers also allow 16-byte copies (analysis facts)."""
-    plan = getattr(lw, "_async_plans", {}).get(for_op)
+    plan = lw._async_plans.get(for_op)
     if plan is None:
         return None
     from .rules_memory import vector_width
@@ -345,10 +350,7 @@ def plan_for(lw, for_op):
             if lw.layout(pv.type).vec != 8 or vector_width(lw, ld, pv, None, ld.ptr.type.element.element) != 8:
                 return _no(lw, for_op, "an operand pointer is not proved 16-byte contiguous and aligned")
         if ld.mask is not None:
-            try:
-                info = lw.facts.axis(ld.mask)
-            except Exception:
-                return None
+            info = lw.axis(ld.mask)
             if info is None or info.constancy[-1] % 8:
                 return _no(lw, for_op, "a mask is not proved constant over 8-element chunks")
     return plan

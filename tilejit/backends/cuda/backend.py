@@ -12,14 +12,12 @@ from __future__ import annotations
 from .. import Backend, CompiledKernel, register_backend
 from . import target as tgt
 from .lowering import lower_kernel
+from .rules_memory import CUDA_ACCESS
 
 
 def _printer(func) -> str:
-    try:
-        from ...ir.printer import print_function
-        return print_function(func)
-    except Exception:
-        return f"<tile IR of {func.name}>"
+    from ...ir.printer import print_function
+    return print_function(func)
 
 
 # Programs per grid axis that a bounded compile assumes (y and z: the hardware limit).
@@ -29,26 +27,19 @@ def _printer(func) -> str:
 GRID_BOUND = (1 << 20, 65535, 65535)
 
 
-def _plans(func, facts) -> list:
-    from ...analysis.vector import access_plan
-    from ...ir import ops
-    return [access_plan(facts, o.ptr, o.mask, max_lanes=16) for o in func.walk()
-            if isinstance(o, (ops.LoadOp, ops.StoreOp)) and o.ptr.type.shape]
-
-
 def _facts(func, options, bounded=True):
     """``(facts, grid_bound)``: the analysis under :data:`GRID_BOUND` when that changes
-    an access plan (the kernel then checks every launch's grid), else without a bound;
+    an access plan under :data:`CUDA_ACCESS` (``analysis.access.bounded_facts``; the
+    kernel then checks every launch's grid), else without a bound;
     ``(None, None)`` with ``vectorize`` off.  A failing analysis is an ``AnalysisError``
     naming the kernel, never scalar code."""
     if options is not None and not getattr(options, "vectorize", True):
         return None, None
     from ...analysis import analyze
-    free = analyze(func)
+    from ...analysis.access import bounded_facts
     if not bounded or getattr(options, "sanitize", False):
-        return free, None
-    tight = analyze(func, grid_bound=GRID_BOUND)
-    return (free, None) if _plans(func, tight) == _plans(func, free) else (tight, GRID_BOUND)
+        return analyze(func), None
+    return bounded_facts(func, CUDA_ACCESS, GRID_BOUND)
 
 
 class CudaKernel(CompiledKernel):
@@ -60,6 +51,10 @@ class CudaKernel(CompiledKernel):
     _accesses = _asserts = ()
     backend_name = "cuda"
     facts = ring = None      # the analysis facts and dot-loop decisions it was compiled with
+    loop_plans = None        # {scf.for: plan.LoopPlan}: the planning stage's loop strategies
+    access_widths = None     # {load/store: elements per access}: the planning stage's widths
+    access_limits = None     # analysis.access.AccessLimits of the target
+    plan_notes = ()          # the plan's kernel-level decisions, one line each (explain)
     grid_bound = None        # (bx, by, bz) the code was compiled under (GRID_BOUND), or None
     _general = None          # () -> the variant compiled without a grid bound
 
@@ -143,7 +138,7 @@ def _check_shared_memory(func, arch: int, nbytes: int) -> None:
     limit = MAX_SHARED.get(arch, min(MAX_SHARED.values()))
     if nbytes <= limit:
         return
-    from ...frontend.errors import CompilationError
+    from ...errors import CompilationError
     loc = func.loc
     raise CompilationError(
         f"kernel needs {nbytes} bytes of shared memory per program on the cuda backend, "
@@ -153,12 +148,11 @@ def _check_shared_memory(func, arch: int, nbytes: int) -> None:
 
 
 def _ring_decisions(func, lw) -> dict:
-    """{dot loop: None (the cp.async ring) or why it kept the register path}, for
-    ``TILEJIT_EXPLAIN`` (analysis/explain.py)."""
+    """{dot loop: None (the cp.async ring) or why it kept the register path}, from the
+    plan's loops, for ``TILEJIT_EXPLAIN`` (analysis/explain.py)."""
     from .async_pipeline import _versioned_fallbacks
-    plans, rejects = getattr(lw, "_async_plans", {}), getattr(lw, "ring_rejects", {})
-    out = {o: rejects.get(o) for o in plans}
-    out.update(rejects)
+    out = {o: None if lp.ring is not None else lp.reason for o, lp in lw.plan.loops.items()
+           if lp.ring is not None or lp.reason is not None}
     for slow, fast in _versioned_fallbacks(func).items():
         if slow in out and out.get(fast, "") is None:
             out[slow] = f"{out[slow]} (the run-time fallback of a versioned loop)"
@@ -183,10 +177,10 @@ class CudaBackend(Backend):
         from .driver import cuda_available
         return cuda_available()
 
-    def compile(self, func, options=None, bounded: bool = True) -> CudaKernel:
-        """``bounded``: the analysis may assume :data:`GRID_BOUND` programs per axis
-        (only kept when it changes an access plan; launches beyond it recompile
-        without)."""
+    def lower(self, func, options=None, bounded: bool = True):
+        """``(lw, facts, grid bound)``: ``func`` checked for its target, versioned
+        (align_version), analysed, planned and lowered to LLVM IR (``lw``: the
+        :class:`~.lowering.Lowering`, its ``plan`` the planning stage's); no PTX yet."""
         arch = func.attrs.get("target") or func.attrs.get("arch")   # arch: the launch keyword
         arch = tgt.parse_target(arch) if arch else self.default_arch()
         num_warps = int(func.attrs.get("num_warps", 4))
@@ -194,11 +188,11 @@ class CudaBackend(Backend):
             from .. import reject_16bit_float_minmax
             reject_16bit_float_minmax(func, f"sm_{arch}")
         if int(func.attrs.get("num_ctas", 1)) > 1 and arch < 90:
-            from ...runtime.validate import LaunchOptionError
+            from ...errors import LaunchOptionError
             raise LaunchOptionError(f"{func.name}: num_ctas > 1 requires NVIDIA SM90+ (Hopper); "
                                     f"this compile is for sm_{arch}")
         if num_warps > 32:
-            from ...runtime.validate import LaunchOptionError
+            from ...errors import LaunchOptionError
             raise LaunchOptionError(f"{func.name}: num_warps={num_warps} is more than a CUDA block "
                                     "holds (32 warps, 1024 threads)")
         if (getattr(options, "vectorize", True) if options else True) and not getattr(options, "sanitize", False):
@@ -209,13 +203,31 @@ class CudaBackend(Backend):
                           getattr(options, "vectorize", True) if options else True,
                           sanitize=bool(getattr(options, "sanitize", False)),
                           tuning=getattr(options, "cuda", None))
+        return lw, facts, bound
+
+    def plan_text(self, func, options=None) -> str:
+        """The ``cuda-plan`` stage of ``func`` alone (lowered, no PTX made): goldens, tools."""
+        from .plan import print_plan
+        return print_plan(self.lower(func, options)[0])
+
+    def compile(self, func, options=None, bounded: bool = True) -> CudaKernel:
+        """``bounded``: the analysis may assume :data:`GRID_BOUND` programs per axis
+        (only kept when it changes an access plan; launches beyond it recompile
+        without)."""
+        lw, facts, bound = self.lower(func, options, bounded)
+        arch, num_warps = lw.arch, lw.num_warps
         _check_shared_memory(func, arch, lw.smem_bytes)
         opt, ptx = tgt.llvm_to_ptx(lw.text, arch, lw.arch_specific)
-        asm = {"ttir": _printer(func), "llir": lw.text, "llir_opt": opt, "ptx": ptx}
+        from .plan import plan_notes, print_plan
+        asm = {"ttir": _printer(func), "cuda-plan": print_plan(lw), "llir": lw.text, "llir_opt": opt, "ptx": ptx}
         kernel = CudaKernel(func.name, func, asm, arch, num_warps, lw.smem_bytes)
         kernel.reports, kernel.sanitize = lw.reports, lw.sanitize
         kernel._accesses, kernel._asserts = lw.accesses, lw.asserts
         kernel.facts, kernel.ring = facts, _ring_decisions(func, lw)
+        kernel.loop_plans = lw.plan.loops   # scf.for -> plan.LoopPlan (explain)
+        kernel.access_widths = lw.plan.access   # load/store -> elements per access (explain)
+        kernel.access_limits = CUDA_ACCESS
+        kernel.plan_notes = plan_notes(lw.plan)
         kernel.reg_cap = lw.reg_cap         # occupancy.py's register cap (None: none)
         if bound is not None:
             kernel.grid_bound = bound

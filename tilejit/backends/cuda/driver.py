@@ -29,7 +29,7 @@ def _cu():
 
 def missing_bindings(cause, kernel: str = "") -> Exception:
     """The error for a CUDA launch without cuda-bindings: what to install."""
-    from ...runtime.entry import MissingDependencyError
+    from ...errors import MissingDependencyError
     who = f"kernel '{kernel}': " if kernel else ""
     return MissingDependencyError(
         f"{who}CUDA arrays need the cuda backend, which launches through cuda-bindings, and "

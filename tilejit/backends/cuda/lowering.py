@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...errors import TritonError
+from ...errors import LoweringError as CudaLoweringError
 from ...ir.core import RuleTable
 from ...ir.types import TileType
+from ..llvm.builder_utils import counted_loop
 from ..llvm.intrinsics import declare
 from . import types as T
 from .layout import Layout, kernel_max_vec, make_layout
@@ -33,10 +34,6 @@ class Tile:
     def scalar(self):
         assert self.layout is None
         return self.regs[0]
-
-
-class CudaLoweringError(TritonError):
-    pass
 
 
 class _KernelAttributes(ir.values.FunctionAttributes):
@@ -60,8 +57,16 @@ class Lowering:
         self.sanitize = bool(sanitize)                  # bounds checks (sanitize.py)
         self.reports = wants_reports(func, sanitize)    # + buffer table and error record params
         self.accesses, self.asserts, self.failed = [], [], None
-        if self.sanitize:
-            self.pipeline = False                       # accesses stay in program order
+        self.pipeline = not self.sanitize               # sanitize: accesses stay in program order
+        self.plan = None                    # plan.CudaPlan: every decision, made before lowering
+        self.iter_slices = {}               # load -> its pipeline.IterSlice (plan.iter_slice)
+        self._async_plans = {}              # scf.for -> async_pipeline.AsyncPlan (prepare)
+        self.ring_rejects = {}              # dot loop -> why it keeps the register path
+        self.forced_ml = {}                 # dot -> MmaLayout forced by a row region (mma_rows)
+        self.hoisted_a = {}                 # dot -> A fragments read before its loop (mma_rows)
+        self.ring_b = {}                    # dot -> its B tile's ring stage (rows_ring, per iteration)
+        self._yielded = None                # the tiles a region's terminator yields (rules_control)
+        self._print_fmts = {}               # format text -> its global string (device_print)
         self.threads = num_warps * 32
         self.facts, self.vectorize = facts, vectorize
         self.predicated = func.attrs.get("predicated_access", True)   # @p ld/st, no branches
@@ -114,20 +119,14 @@ class Lowering:
             if not isinstance(el, T.PointerType) and el.kind == "bool":
                 v = self.b.icmp_unsigned("!=", p, ir.Constant(T.I8, 0))
             self.values[arg.value] = Tile([v], None)
-        from .async_pipeline import prepare
-        from .remat import start as remat_start
-        if not self.sanitize and self.tuning.hoist_branch_loads:
-            from .hoist_loads import hoist_branch_loads
-            hoist_branch_loads(self.func)   # a branch's loads issued before it (hoist_loads.py)
-        prepare(self)
-        from .rules_mma import widen_operand_chunks
-        widen_operand_chunks(self)          # loop-free dot kernels: 16-byte operand loads
-        self.remat = remat_start(self)      # recompute cheap values after reductions (remat.py)
+        from .plan import plan_kernel
+        self.remat = plan_kernel(self).remat    # every decision first (plan.py)
         self.lower_block(self.func.block)
         if not self.b.block.is_terminated:
             self.b.ret_void()
         from .occupancy import cap_registers
         cap_registers(self)                 # two CTAs per SM for wgmma-ring kernels (occupancy.py)
+        self.plan.reg_cap = self.reg_cap
         self._finish_smem()
         return str(self.module)
 
@@ -208,12 +207,10 @@ class Lowering:
         return self.b.add(tv, self.i32(lay.slot_base(slot)))
 
     def axis(self, value):
-        """The axis analysis' facts of ``value`` (``AxisInfo``), or None where there are none
-        (no analysis, or a value made after it ran): callers then assume nothing."""
-        try:
-            return self.facts.axis(value)
-        except Exception:
-            return None
+        """The axis analysis' facts of ``value`` (``AxisInfo``; nothing known for a value made
+        after it ran), or None without an analysis: callers then assume nothing.  A failing
+        lookup is an error, never silently scalar code."""
+        return None if self.facts is None else self.facts.axis(value)
 
     def elem_index(self, lay: Layout, slot: int):
         """Flat (row-major) element index held in ``slot`` by this thread."""
@@ -308,27 +305,10 @@ class Lowering:
 
     # ---- structured loops ---------------------------------------------------------
     def counted_loop(self, n: int, body, carried):
-        """Emit ``for k in range(n)`` with loop-carried LLVM values; ``body(k, vals)``
-        returns the next values.  Returns the final values."""
-        pre = self.b.block
-        head = self.kernel.append_basic_block("cl.head")
-        exit_ = self.kernel.append_basic_block("cl.exit")
-        self.b.branch(head)
-        self.b.position_at_end(head)
-        k = self.b.phi(T.I32)
-        phis = [self.b.phi(v.type) for v in carried]
-        k.add_incoming(self.i32(0), pre)
-        for p, v in zip(phis, carried):
-            p.add_incoming(v, pre)
-        nxt = body(k, phis)
-        k1 = self.b.add(k, self.i32(1))
-        latch = self.b.block
-        k.add_incoming(k1, latch)
-        for p, v in zip(phis, nxt):
-            p.add_incoming(v, latch)
-        self.b.cbranch(self.b.icmp_signed("<", k1, self.i32(n)), head, exit_)
-        self.b.position_at_end(exit_)
-        return nxt
+        """Emit ``for k in range(n)`` (n >= 1) with loop-carried LLVM values; ``body(k, vals)``
+        returns the next values.  Returns the final values (backends/llvm's counted loop)."""
+        return counted_loop(self.b, self.kernel, self.i32(0), self.i32(n), body, carried=carried,
+                            name="cl", nonempty=True)
 
     def guarded(self, cond, fn):
         """Run ``fn()`` (emitting code, returning nothing) only where ``cond`` holds."""

@@ -152,7 +152,7 @@ def plan_rows(lw, for_op):
     W = lw.num_warps
     body = for_op.body
     term = body.terminator
-    if lw.arch < 80 or not getattr(lw, "use_mma", True) or term is None:
+    if lw.arch < 80 or term is None:
         return None
     dots = [o for o in body.ops if isinstance(o, ops.DotOp)]
     if not dots:
@@ -181,7 +181,7 @@ def plan_rows(lw, for_op):
         return None
     body_vals = {r for o in body.walk() for r in o.results} | set(body.args)
     hoist = [d for d in dots if d.a not in body_vals]
-    forced = lw.__dict__.setdefault("forced_ml", {})
+    forced = lw.forced_ml
     for d in dots:
         forced[d] = _mma_layout(d.acc.type.shape, W)
     return RowPlan(W, M, marked, {i: RowLayout((M,), W) for i in cand}, hoist, dots)
@@ -344,7 +344,7 @@ def register_a(lw, op, ml):
     """A fragments of ``op`` ([k-step][mi] -> 4 i32) from a region tile in registers
     (the m16n8 accumulator fragments of n-tiles 2ks, 2ks+1 form the m16k16 A
     fragment), or None."""
-    hoisted = getattr(lw, "hoisted_a", {}).get(op)
+    hoisted = lw.hoisted_a.get(op)
     if hoisted is not None:
         return hoisted
     t = lw.values.get(op.a)
@@ -371,16 +371,15 @@ def register_a(lw, op, ml):
     return out
 
 
-def hoist_a(lw, plan):
-    """Before the loop: stage each loop-invariant A operand once and read its fragments
+def hoist_a(lw, dots):
+    """Before the loop: stage each loop-invariant A operand of ``dots`` (the plan's: a
+    RowPlan's ``hoist`` with an even n-tile count) once and read its fragments
     (``ldmatrix.x4``) for every k-step; the dot uses them from registers."""
     from .rules_mma import PAD, _stage, a_fragments
-    hoisted = lw.__dict__.setdefault("hoisted_a", {})
-    for d in plan.hoist:
+    hoisted = lw.hoisted_a
+    for d in dots:
         ml = lw.forced_ml[d]
         M, K = d.a.type.shape
-        if ml.nt % 2:
-            continue
         a = lw.get(d.a)
         base = lw.smem(M * (K + PAD) * 2)
         lw.barrier()

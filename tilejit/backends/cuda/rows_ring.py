@@ -137,11 +137,12 @@ def _load_plan(lw, for_op, rplan, d, allowed):
     return None
 
 
-def plan(lw, for_op, rplan):
-    """The :class:`RingPlan` of a row-region loop (``rplan``), or None."""
+def plan(lw, for_op, rplan, hoisted=()):
+    """The :class:`RingPlan` of a row-region loop (``rplan``; ``hoisted``: its dots whose
+    A fragments are read before the loop), or None."""
     from .pipeline import _writes, recurrences
     if (not lw.tuning.row_ring or rplan is None or lw.arch < 80 or lw.facts is None or not lw.vectorize
-            or lw.sanitize or not getattr(lw, "pipeline", True) or _writes(for_op)):
+            or lw.sanitize or not lw.pipeline or _writes(for_op)):
         return None
     body = for_op.body
     body_vals = {r for o in body.walk() for r in o.results}
@@ -174,11 +175,11 @@ def plan(lw, for_op, rplan):
     for rl in loads:
         rl.offset = off
         off += rl.shape[0] * rl.shape[1] * 2
-    p.first = _first_dot(lw, for_op, p, body_vals)
+    p.first = _first_dot(lw, for_op, p, body_vals, hoisted)
     return p
 
 
-def _first_dot(lw, for_op, p, body_vals):
+def _first_dot(lw, for_op, p, body_vals, hoisted):
     """The RingLoad of the body's first dot when it may run an iteration ahead: its A
     fragments hoisted, its accumulator loop-invariant, three stages or more."""
     if not lw.tuning.ring_rotate_first or p.stages < 3:
@@ -187,7 +188,7 @@ def _first_dot(lw, for_op, p, body_vals):
         return None     # under the register cap (occupancy.py) two score tiles spill
     d = next(o for o in for_op.body.ops if isinstance(o, ops.DotOp))
     rl = next((rl for rl in p.loads if rl.dot is d), None)
-    if (rl is None or d not in getattr(lw, "hoisted_a", {}) or d.acc in body_vals
+    if (rl is None or d not in hoisted or d.acc in body_vals
             or d.acc.op in lw.deferred):
         return None
     return rl
@@ -379,7 +380,7 @@ def _iteration(lw, op, plan, ring, iv, carried, rs, carry, rows):
         extra = [_first(lw, ring, first, _wrap(lw, rs, plan.stages), wait=False)]
         lw.values[first.dot.result] = carried[n]
         gone[first.dot] = frozenset()
-    lw.__dict__.setdefault("ring_b", {}).update(
+    lw.ring_b.update(
         {rl.dot: (b.add(stage, lw.i32(rl.offset)), rl) for rl in plan.loads})
     nxt = _lower_body(lw, op, iv, carried[:n], gone, _private)
     for rl in plan.loads:

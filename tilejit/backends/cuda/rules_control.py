@@ -5,9 +5,11 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ir import ops
+from ..llvm.builder_utils import loop_condition, open_loop as llvm_open_loop
 from ..llvm.printing import line_format, value_spec
 from . import types as T
 from .lowering import RULES, Tile
+from .plan import iter_slice
 
 
 def _flat(tiles):
@@ -42,32 +44,6 @@ def _flat_tiles(lw, tiles):
     return [to_flat(lw, t) for t in tiles]
 
 
-def _mma_carried(lw, op):
-    """{iter position: MmaLayout} for accumulators fed only through a dot (acc = dot(a, b, acc))."""
-    from .rules_mma import plan_for_dot
-    body = op.body
-    term = body.terminator
-    out = {}
-    if term is None:
-        return out
-    from .rules_mma import row_scaled_acc, _uses
-    for i, v in enumerate(term.values):
-        d = v.op
-        if not isinstance(d, ops.DotOp):
-            continue
-        scaled = d.acc is not body.args[i + 1] and row_scaled_acc(op, d.acc, body.args[i + 1])
-        if d.acc is body.args[i + 1] or scaled:
-            ml = plan_for_dot(lw, d)
-            if ml is not None and getattr(lw, "use_mma", True):
-                out[i] = ml
-                if scaled:      # lower_dot_mma scales the rows itself
-                    lw.deferred[d.acc.op] = scaled
-                    bc = scaled[1].op
-                    if _uses(op, scaled[1]) == 1:
-                        lw.deferred[bc] = None
-    return out
-
-
 @RULES.register(ops.ConditionOp)
 def _condition(lw, op):
     lw._yielded = (lw.get(op.cond), [lw.get(v) for v in op.values])
@@ -77,17 +53,8 @@ def _condition(lw, op):
 def open_loop(lw, prefix: str, lb):
     """Head, body and exit blocks of a counted loop entered from the current block;
     leaves the builder in the head after creating the induction variable's phi.
-    Returns (preheader, head, body, exit, iv)."""
-    b = lw.b
-    pre = b.block
-    head = lw.kernel.append_basic_block(f"{prefix}.head")
-    body = lw.kernel.append_basic_block(f"{prefix}.body")
-    exit_ = lw.kernel.append_basic_block(f"{prefix}.exit")
-    b.branch(head)
-    b.position_at_end(head)
-    iv = b.phi(lb.type)
-    iv.add_incoming(lb, pre)
-    return pre, head, body, exit_, iv
+    Returns (preheader, head, body, exit, iv) (backends/llvm's open_loop)."""
+    return llvm_open_loop(lw.b, lw.kernel, prefix, lb)
 
 
 def _phis(lw, regs, pre):
@@ -100,34 +67,28 @@ def _phis(lw, regs, pre):
 
 
 def _loop_cond(lw, iv, ub, step, el):
-    b = lw.b
-    cmp = b.icmp_unsigned if T.is_unsigned(el) else b.icmp_signed
-    if isinstance(step, ir.Constant):
-        return cmp("<", iv, ub) if step.constant > 0 else cmp(">", iv, ub)
-    pos = b.icmp_signed(">", step, ir.Constant(step.type, 0))
-    return b.select(pos, cmp("<", iv, ub), cmp(">", iv, ub))
+    """scf.for's test (backends/llvm's loop_condition)."""
+    return loop_condition(lw.b, iv, ub, step, signed=not T.is_unsigned(el))
 
 
-def _prefetch(lw, loads, ptr_tiles, cond):
-    """Load each rotated load's tile through ``ptr_tiles`` where ``cond`` (a scalar) holds.
-    A K-major load (``lw.kmajor_loads``) yields a mma_rows.TransposedLayout tile: loaded
-    in vectors along dim 0 through its transposed pointer tile, or (when the pointer
-    could not be evaluated transposed) loaded as usual and transposed."""
+def _prefetch(lw, lp, ptr_tiles, cond):
+    """Load each rotated load of the loop plan ``lp`` through ``ptr_tiles`` where ``cond``
+    (a scalar) holds.  A K-major load (``lp.kmajor``) yields a mma_rows.TransposedLayout
+    tile: loaded in vectors along dim 0 through its transposed pointer tile, or (when the
+    pointer could not be evaluated transposed) loaded as usual and transposed."""
     from .mma_rows import TransposedLayout
     from .pipeline import _transpose_tile
-    from .rules_memory import load_tile, vector_width
+    from .rules_memory import load_tile
     out = []
-    kmajor = getattr(lw, "kmajor_loads", {})
-    for (ld, j), got in zip(loads, ptr_tiles):
+    for (ld, j), got in zip(lp.prefetch, ptr_tiles):
         pval, ptile = got[0], got[1]
         el = ld.ptr.type.element.element
         if len(got) > 2 and got[2]:           # the transposed pointer tile
-            t = load_tile(lw, ld, ptile, [cond] * len(ptile.regs), kmajor[ld])
+            t = load_tile(lw, ld, ptile, [cond] * len(ptile.regs), lp.kmajor[ld])
             out.append(Tile(t.regs, TransposedLayout(t.layout)))
             continue
-        w = vector_width(lw, ld, pval, None, el)
-        t = load_tile(lw, ld, ptile, [cond] * len(ptile.regs), w)
-        if ld in kmajor:
+        t = load_tile(lw, ld, ptile, [cond] * len(ptile.regs), lp.widths[(ld, pval)])
+        if ld in lp.kmajor:
             t = _transpose_tile(lw, t, el, tuple(ld.ptr.type.shape))
             t = Tile(t.regs, TransposedLayout(t.layout))
         out.append(t)
@@ -136,50 +97,38 @@ def _prefetch(lw, loads, ptr_tiles, cond):
 
 @RULES.register(ops.ForOp)
 def _for(lw, op):
-    from .async_pipeline import fresh_thread_ids, lower_for, plan_for
-    from .pipeline import plan_prefetch
+    """The loop as its plan says (plan.plan_loop): a cp.async ring, a row ring, or a
+    counted loop with the planned layouts, rotated and direct loads."""
+    from .async_pipeline import fresh_thread_ids, lower_for
     from .rules_mma import to_mma
-    aplan = plan_for(lw, op)
-    if aplan is not None:
-        return lower_for(lw, op, aplan)
-    from .mma_rows import hoist_a, plan_rows, to_rows
+    from .mma_rows import hoist_a, to_rows
+    lp = lw.plan.loops[op]
+    if lp.ring is not None:
+        return lower_for(lw, op, lp.ring)
     b = lw.b
     lb, ub, step = (lw.get(v).scalar for v in (op.lb, op.ub, op.step))
     el = op.lb.type.element
-    rplan = plan_rows(lw, op) if getattr(lw, "pipeline", True) else None
-    carry = _mma_carried(lw, op)
-    rows = rplan.rows if rplan is not None and carry else {}
-    if rplan is not None and carry:
-        lw.region_ops |= rplan.ops
-        hoist_a(lw, rplan)
-    elif rplan is not None:             # no carried accumulator: keep the usual dot layouts
-        for d in rplan.forced:
-            lw.forced_ml.pop(d, None)
+    carry, rows = lp.carry, lp.row_map
+    if lp.rows is not None:
+        lw.region_ops |= lp.rows.ops
+        hoist_a(lw, lp.hoist_a)
     inits = [to_mma(lw, lw.raw(v), carry[i]) if i in carry else
              to_rows(lw, lw.raw(v), rows[i]) if i in rows else lw.get(v) for i, v in enumerate(op.inits)]
-    if rows:                          # the dots' B tiles in a cp.async ring (rows_ring)
+    if lp.row_ring is not None:       # the dots' B tiles in a cp.async ring (rows_ring)
         from . import rows_ring
-        ring = rows_ring.plan(lw, op, rplan)
-        if ring is not None:
-            return rows_ring.lower_for(lw, op, ring, inits, carry, rows)
-    loads, early = plan_prefetch(op) if carry and getattr(lw, "pipeline", True) else ([], set())
-    from . import mma_rows
-    loads = [(ld, j) for ld, j in loads
-             if isinstance(j, int) or (rows and lw.tuning.rotate_scalar_loads) or _wide(lw, ld)]
-    if rows:
-        _kmajor_loads(lw, op, rplan, loads)
-    direct = _direct_loads(lw, op, {ld for ld, _ in loads}) if carry and getattr(lw, "pipeline", True) else {}
+        return rows_ring.lower_for(lw, op, lp.row_ring, inits, carry, rows)
+    loads, direct = lp.prefetch, lp.direct
     if direct:                        # the invariant leaves, once, before the loop
         first = {a: t for a, t in zip(op.body.args, [Tile([lb], None)] + inits)}
         for ld, sl in direct.items():
-            ev = _iter_slice(lw, op, ld, sl)
+            ev = iter_slice(lw, op, ld, sl)
             for v in (ld.ptr, ld.mask):
                 if v is not None and v.op in sl:
                     ev.at(v, {a: first[a] for a in ev.args})
     if loads:
         first = {a: t for a, t in zip(op.body.args, [Tile([lb], None)] + inits)}
-        inits = inits + _prefetch(lw, loads, [(op.inits[j], inits[j]) if isinstance(j, int)
-                                              else _computed_ptr(lw, op, ld, j, first) for ld, j in loads],
+        inits = inits + _prefetch(lw, lp, [(op.inits[j], inits[j]) if isinstance(j, int)
+                                           else _computed_ptr(lw, op, lp, ld, j, first) for ld, j in loads],
                                   _loop_cond(lw, lb, ub, step, el))
     pre, head, body, exit_, iv = open_loop(lw, "for", lb)
     phis = _phis(lw, _flat(inits), pre)
@@ -188,7 +137,7 @@ def _for(lw, op):
     carried = _unflat(phis, inits)
     n = len(op.inits)
     with fresh_thread_ids(lw, op):
-        nxt = _lower_body(lw, op, iv, step, ub, el, carried[:n], loads, early, carried[n:], direct)
+        nxt = _lower_body(lw, op, lp, iv, step, ub, el, carried[:n], carried[n:])
     nxt = [t if i >= n else to_mma(lw, t, carry[i]) if i in carry else
            to_rows(lw, t, rows[i]) if i in rows else _flat_tiles(lw, [t])[0]
            for i, t in enumerate(nxt)]
@@ -201,33 +150,14 @@ def _for(lw, op):
     return carried[:n]
 
 
-def _kmajor_loads(lw, op, rplan, loads):
-    """Record in ``lw.kmajor_loads`` the rotated loads that are the region dots' K-major
-    B operands (mma_rows.kmajor_width: loaded transposed, in vectors)."""
-    from . import mma_rows
-    kmajor = lw.__dict__.setdefault("kmajor_loads", {})
-    for ld, j in loads:
-        w = 0 if isinstance(j, int) else mma_rows.kmajor_width(lw, op, rplan, ld, j)
-        if w and _iter_slice(lw, op, ld, j) is not None:
-            kmajor[ld] = w
-
-
-def _wide(lw, ld):
-    """A computed-pointer load is rotated only when it moves vectors: a scalar (strided)
-    tile's addresses and values held across the body cost more registers than its
-    latency costs time (the attention loop's transposed K spilled)."""
-    from .rules_memory import vector_width
-    return vector_width(lw, ld, ld.ptr, None, ld.ptr.type.element.element) > 1
-
-
-def _computed_ptr(lw, op, ld, sl, env):
+def _computed_ptr(lw, op, lp, ld, sl, env):
     """(pointer value, tile) of a rotated load whose pointer the body computes by the
     slice ``sl``, with the body's args bound to ``env``: evaluated by an
     :class:`~.pipeline.IterSlice` (broadcasts sunk, invariant leaves lowered at the
     first call, which is before the loop)."""
-    ev = _iter_slice(lw, op, ld, sl)
+    ev = iter_slice(lw, op, ld, sl)
     if ev is not None and all(env.get(a) is not None for a in ev.args):
-        if ld in getattr(lw, "kmajor_loads", {}):
+        if ld in lp.kmajor:
             return ld.ptr, ev.at(ld.ptr, {a: env[a] for a in ev.args}, trans=True), True
         return ld.ptr, ev.at(ld.ptr, {a: env[a] for a in ev.args})
     body = op.body
@@ -248,45 +178,10 @@ def _computed_ptr(lw, op, ld, sl, env):
     return ld.ptr, ptile
 
 
-def _iter_slice(lw, op, ld, sl):
-    """The (cached) IterSlice of ``ld``'s pointer (and mask) slice ``sl`` when every block
-    arg it reads is a scalar (None otherwise)."""
-    from .pipeline import IterSlice
-    cache = lw.__dict__.setdefault("_iter_slices", {})
-    if ld not in cache:
-        body = op.body
-        args = {x for o in sl for x in o.operands if any(x is a for a in body.args)}
-        ok = all(not a.type.shape for a in args)
-        cache[ld] = IterSlice(lw, body, sl, args or {body.args[0]}) if ok else None
-    return cache[ld]
-
-
-def _direct_loads(lw, op, rotated):
-    """{load: slice} for the body's other loads whose pointer (and mask) the body computes
-    by cheap pure slices of scalar block args and invariants: lowered through an
-    IterSlice (no shared-memory broadcast in the loop); the slices' invariant leaves
-    are lowered here, before the loop."""
-    from .pipeline import _PTR_OK, _slice
-    body = op.body
-    body_ops = set(body.ops)
-    out = {}
-    for o in body.ops:
-        if not isinstance(o, ops.LoadOp) or o in rotated or o.ptr.op not in body_ops:
-            continue
-        sl = _slice(o.ptr, body_ops, _PTR_OK)
-        msl = set() if o.mask is None else _slice(o.mask, body_ops, _PTR_OK)
-        if not sl or msl is None:
-            continue
-        ev = _iter_slice(lw, op, o, sl | msl)
-        if ev is not None:
-            out[o] = sl | msl
-    return out
-
-
 def _lower_direct_load(lw, op, ld, sl):
     """Lower ``ld`` with its pointer and mask evaluated by its IterSlice for the current
     iteration (the block args' tiles bound in ``lw.values``)."""
-    ev = _iter_slice(lw, op, ld, sl)
+    ev = iter_slice(lw, op, ld, sl)
     env = {a: lw.values[a] for a in ev.args}
     lw.values[ld.ptr] = ev.at(ld.ptr, env)
     if ld.mask is not None and ld.mask.op in sl:
@@ -309,11 +204,11 @@ def _private(body, ld, sl):
     return out
 
 
-def _lower_body(lw, op, iv, step, ub, el, carried, loads, early, prefetched, direct=None):
-    """Lower the loop body; with rotated loads, their values come from the previous
-    iteration and the next tiles are requested before the rest of the body; ``direct``
-    loads ({load: slice}) take their pointers from their IterSlice."""
-    direct = direct or {}
+def _lower_body(lw, op, lp, iv, step, ub, el, carried, prefetched):
+    """Lower the loop body; with rotated loads (``lp.prefetch``), their values come from
+    the previous iteration and the next tiles are requested before the rest of the body;
+    direct loads (``lp.direct``: {load: slice}) take their pointers from their IterSlice."""
+    loads, early, direct = lp.prefetch, lp.early, lp.direct
     if not loads and not direct:
         return _run_region(lw, op.body, [Tile([iv], None)] + carried)
     body = op.body
@@ -334,8 +229,8 @@ def _lower_body(lw, op, iv, step, ub, el, carried, loads, early, prefetched, dir
         for i, a in enumerate(body.args[1:]):
             if term.values[i] in lw.values:         # computed early (or carried unchanged)
                 nxt[a] = lw.raw(term.values[i])
-        nxt_loads = _prefetch(lw, loads, [(term.values[j], lw.get(term.values[j])) if isinstance(j, int)
-                                          else _computed_ptr(lw, op, ld, j, nxt) for ld, j in loads], more)
+        nxt_loads = _prefetch(lw, lp, [(term.values[j], lw.get(term.values[j])) if isinstance(j, int)
+                                       else _computed_ptr(lw, op, lp, ld, j, nxt) for ld, j in loads], more)
     skip = early | {ld for ld, _ in loads}
     for ld, j in loads:
         if not isinstance(j, int):
@@ -497,7 +392,7 @@ def _unflatten(lw, flat, shape):
 def _vprintf(lw, text, vals, own):
     """``vprintf(text, {vals})`` where ``own`` holds (every thread for None)."""
     vprintf = lw.intrinsic("vprintf", T.I32, [ir.PointerType(), ir.PointerType()])
-    fmts = lw.__dict__.setdefault("_print_fmts", {})
+    fmts = lw._print_fmts
     if text not in fmts:
         fmts[text] = _cstring(lw, text)
     fmt = fmts[text]

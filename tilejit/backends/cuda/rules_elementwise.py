@@ -1,16 +1,22 @@
 """Lowering rules for elementwise ops: arithmetic, comparisons, math, casts, select, addptr.
 
-Each rule maps the operands' slots one by one; the layout is the operands'.
+Each rule maps the operands' slots one by one; the layout is the operands'.  The
+arithmetic, comparisons, casts, select and addptr of one slot are the shared LLVM rules
+(``backends/llvm/scalar.py``, ``casts.py``) under the NVPTX capabilities -- the same
+lowering as the cpu backend's, so integer ``//`` and ``%`` are defined for a zero divisor
+and ``INT_MIN // -1`` on both.  What is CUDA's own: the math functions (approximate
+hardware units where precise enough) and the memory-bound fast paths of ``CudaTuning``.
 """
 from __future__ import annotations
-
-import math
 
 from llvmlite import ir
 
 from ...ir import ops
-from ...ir.types import PointerType, float32 as _F32_DT
-from ..llvm import f64math, mathlib, scalar
+from ...ir.types import float32 as _F32_DT
+from ..llvm import f64math, mathlib
+from ..llvm.capabilities import NVPTX
+from ..llvm.casts import lower_cast
+from ..llvm.scalar import lower_elementwise
 from . import types as T
 from .lowering import RULES, Tile
 
@@ -24,39 +30,24 @@ def _map(lw, op, fn, *tiles):
     return [Tile([fn(*xs) for xs in zip(*(t.regs for t in tiles))], lay)]
 
 
+def _slot_rule(lw, op):
+    """``(*slot values) -> value``: ``op`` on one slot by the shared LLVM rule."""
+    ins = [v.type.element for v in op.operands]
+    out = op.result.type.element
+    return lambda *xs: lower_elementwise(lw.b, op, list(xs), ins, out, caps=NVPTX)
+
+
+@RULES.register(ops.ElementwiseOp)
+def _elementwise(lw, op):
+    """Unary ops, select, addptr, casts, bitcasts: the shared rule, slot by slot."""
+    return _map(lw, op, _slot_rule(lw, op), *(lw.get(v) for v in op.operands))
+
+
 @RULES.register(ops.ConstantOp)
 def _constant(lw, op):
     ty = op.type
     c = T.const(ty.element, op.value)
     return [lw.tile_like(ty, [c] * lw.nslots(ty))]
-
-
-def _int_binary(b, cls, el):
-    unsigned = T.is_unsigned(el)
-    if cls in (ops.IDivOp, ops.RemOp):   # the shared rule: defined for x // 0, INT_MIN // -1
-        rule = scalar.RULES.lookup(cls)
-        return lambda x, y: rule(b, None, [x, y], [el, el], el, {})
-    return {
-        ops.AddOp: b.add, ops.SubOp: b.sub, ops.MulOp: b.mul,
-        ops.AndOp: b.and_, ops.OrOp: b.or_, ops.XorOp: b.xor, ops.ShlOp: b.shl,
-        ops.ShrOp: b.lshr if unsigned else b.ashr,
-    }.get(cls)
-
-
-def _float_binary(b, cls):
-    return {ops.AddOp: b.fadd, ops.SubOp: b.fsub, ops.MulOp: b.fmul,
-            ops.TrueDivOp: b.fdiv, ops.RemOp: b.frem}.get(cls)
-
-
-def _minmax(lw, cls, el, x, y):
-    b = lw.b
-    if T.is_float(el):
-        name = "llvm.minnum" if cls is ops.MinOp else "llvm.maxnum"
-        return lw.call(f"{name}.{x.type.intrinsic_name}", x.type, [x, y])
-    unsigned = T.is_unsigned(el)
-    pred = "<" if cls is ops.MinOp else ">"
-    c = b.icmp_unsigned(pred, x, y) if unsigned else b.icmp_signed(pred, x, y)
-    return b.select(c, x, y)
 
 
 def _wide_products(lw) -> dict:
@@ -68,22 +59,18 @@ def _wide_products(lw) -> dict:
 
 
 def _umulhi(lw, el, x, y):
+    """32-bit umulhi as one ``mul.wide.u32`` (IMAD.WIDE.U32: both halves in one
+    instruction); an i32 multiply of the same operands in this block takes its low half
+    (Philox's rounds multiply each counter by a constant for both halves).  The halves
+    come out as two i32 results, so LLVM keeps no 64-bit value alive."""
     b = lw.b
-    if el.bits == 32 and lw.tuning.wide_umulhi:
-        # one ``mul.wide.u32`` (IMAD.WIDE.U32: both halves in one instruction); an i32
-        # multiply of the same operands in this block takes its low half (Philox's
-        # rounds multiply each counter by a constant for both halves).  The halves come
-        # out as two i32 results, so LLVM keeps no 64-bit value alive.
-        pair = ir.LiteralStructType([T.I32, T.I32])
-        text = "{ .reg .b64 t; mul.wide.u32 t, $2, $3; mov.b64 {$0, $1}, t; }"
-        r = b.asm(ir.FunctionType(pair, [x.type, y.type]), text, "=r,=r,r,r", [x, y], False)
-        lo, hi = b.extract_value(r, 0), b.extract_value(r, 1)
-        cache = _wide_products(lw)
-        cache[(b.block, id(x), id(y))] = cache[(b.block, id(y), id(x))] = (x, y, lo)
-        return hi
-    wide = ir.IntType(el.bits * 2)
-    p = b.mul(b.zext(x, wide), b.zext(y, wide))
-    return b.trunc(b.lshr(p, ir.Constant(wide, el.bits)), x.type)
+    pair = ir.LiteralStructType([T.I32, T.I32])
+    text = "{ .reg .b64 t; mul.wide.u32 t, $2, $3; mov.b64 {$0, $1}, t; }"
+    r = b.asm(ir.FunctionType(pair, [x.type, y.type]), text, "=r,=r,r,r", [x, y], False)
+    lo, hi = b.extract_value(r, 0), b.extract_value(r, 1)
+    cache = _wide_products(lw)
+    cache[(b.block, id(x), id(y))] = cache[(b.block, id(y), id(x))] = (x, y, lo)
+    return hi
 
 
 def _mul_lo(lw, x, y):
@@ -98,24 +85,14 @@ def _binary(lw, op):
     el = op.lhs.type.element
     cls = type(op)
     x, y = lw.get(op.lhs), lw.get(op.rhs)
-    if cls in (ops.MinOp, ops.MaxOp):
-        return _map(lw, op, lambda a, c: _minmax(lw, cls, el, a, c), x, y)
-    if cls is ops.UmulhiOp:
+    if cls is ops.UmulhiOp and el.bits == 32 and lw.tuning.wide_umulhi:
         return _map(lw, op, lambda a, c: _umulhi(lw, el, a, c), x, y)
+    if cls is ops.MulOp and not T.is_float(el):
+        return _map(lw, op, lambda a, c: _mul_lo(lw, a, c), x, y)
     if lw.tuning.uniform_divisor and cls is ops.TrueDivOp and el == _F32_DT \
             and len(y.regs) > 1 and all(r is y.regs[0] for r in y.regs):
         return [Tile(_div_by_uniform(lw, x.regs, y.regs[0]), x.layout)]
-    if T.is_float(el):
-        fn = _float_binary(lw.b, cls)
-        if el.bits == 16 and cls is ops.RemOp:   # frem on halves: go through fp32
-            return _map(lw, op, lambda a, c: _via_f32(lw, a, lambda u: lw.b.frem(u, lw.b.fpext(c, T.F32))), x, y)
-    elif cls is ops.MulOp:
-        fn = lambda a, c: _mul_lo(lw, a, c)
-    else:
-        fn = _int_binary(lw.b, cls, el)
-    if fn is None:
-        raise NotImplementedError(f"{op.name} on {el}")
-    return _map(lw, op, fn, x, y)
+    return _map(lw, op, _slot_rule(lw, op), x, y)
 
 
 # |x| and |d| in [2**-60, 2**60]: the quotient, the product q*d and the remainder are
@@ -170,23 +147,9 @@ def _div_by_uniform(lw, xs, d):
     return out
 
 
-_FCMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-
-
 @RULES.register(ops.CmpOp)
 def _cmp(lw, op):
-    el = op.lhs.type.element
-    b = lw.b
-    pred = _FCMP[op.pred]
-    if T.is_float(el):
-        fn = (lambda x, y: b.fcmp_unordered(pred, x, y)) if op.pred == "ne" else \
-             (lambda x, y: b.fcmp_ordered(pred, x, y))
-    elif isinstance(el, PointerType):
-        fn = lambda x, y: b.icmp_unsigned(pred, b.ptrtoint(x, T.I64), b.ptrtoint(y, T.I64))
-    elif T.is_unsigned(el):
-        fn = lambda x, y: b.icmp_unsigned(pred, x, y)
-    else:
-        fn = lambda x, y: b.icmp_signed(pred, x, y)
+    fn = _slot_rule(lw, op)
     x, y = lw.get(op.lhs), lw.get(op.rhs)
     step = _constant_run(lw, op.result, x.layout)
     if step == 1:
@@ -221,23 +184,6 @@ def _via_f32(lw, x, fn):
     if x.type in (T.F16, T.BF16):
         return lw.b.fptrunc(fn(lw.b.fpext(x, T.F32)), x.type)
     return fn(x)
-
-
-@RULES.register(ops.NegOp, ops.InvertOp, ops.AbsOp)
-def _unary(lw, op):
-    el = op.src.type.element
-    b = lw.b
-    if isinstance(op, ops.NegOp):
-        fn = b.fneg if T.is_float(el) else b.neg
-    elif isinstance(op, ops.InvertOp):
-        fn = b.not_
-    elif T.is_float(el):
-        fn = lambda x: lw.call(f"llvm.fabs.{x.type.intrinsic_name}", x.type, [x])
-    elif T.is_unsigned(el):
-        fn = lambda x: x
-    else:
-        fn = lambda x: b.select(b.icmp_signed("<", x, ir.Constant(x.type, 0)), b.neg(x), x)
-    return _map(lw, op, fn, lw.get(op.src))
 
 
 LOG2E = 1.4426950408889634
@@ -291,83 +237,7 @@ for _fn, _cls in ops.MATH_OPS.items():
     RULES.register(_cls)(lambda lw, op, _fn=_fn: _map(lw, op, lambda x: _math_one(lw, _fn, x), lw.get(op.src)))
 
 
-@RULES.register(ops.FmaOp)
-def _fma(lw, op):
-    def f(a, b_, c):
-        return lw.call(f"llvm.fma.{a.type.intrinsic_name}", a.type, [a, b_, c])
-    return _map(lw, op, f, lw.get(op.a), lw.get(op.b), lw.get(op.c))
-
-
 def cast_value(lw, x, src, dst):
-    """Convert one LLVM value from element type ``src`` to ``dst`` (tt.cast semantics)."""
-    b = lw.b
-    if src == dst:
-        return x
-    st, dt = T.llvm_type(src), T.llvm_type(dst)
-    if isinstance(dst, PointerType):
-        return x if isinstance(src, PointerType) else b.inttoptr(b.sext(x, T.I64) if src.bits < 64 else x, dt)
-    if isinstance(src, PointerType):
-        return cast_value(lw, b.ptrtoint(x, T.I64), _I64, dst)
-    if fmt_of(src) is not None:         # fp8: exact via float32 (integer bit manipulation)
-        return cast_value(lw, fp8_to_f32(b, x, fmt_of(src)), _F32, dst)
-    if fmt_of(dst) is not None:         # fp16/bf16/fp32 -> float32 is exact: one rounding
-        return f32_to_fp8(b, cast_value(lw, x, src, _F32), fmt_of(dst))
-    if dst.kind == "bool":
-        if T.is_float(src):
-            return b.fcmp_unordered("!=", x, ir.Constant(st, 0.0))
-        return b.icmp_unsigned("!=", x, ir.Constant(st, 0))
-    if T.is_float(src) and T.is_float(dst):
-        if src.bits == 16 and dst.bits == 16:      # fp16 <-> bf16 through fp32
-            return b.fptrunc(b.fpext(x, T.F32), dt)
-        return b.fpext(x, dt) if dst.bits > src.bits else b.fptrunc(x, dt)
-    if T.is_float(src):
-        return b.fptoui(x, dt) if T.is_unsigned(dst) else b.fptosi(x, dt)
-    if T.is_float(dst):
-        return b.uitofp(x, dt) if T.is_unsigned(src) else b.sitofp(x, dt)
-    if dst.bits == src.bits:
-        return x
-    if dst.bits < src.bits:
-        return b.trunc(x, dt)
-    return b.zext(x, dt) if T.is_unsigned(src) else b.sext(x, dt)
-
-
-from ...ir.types import int64 as _I64, float32 as _F32  # noqa: E402
-from ...ir.fp8 import fmt_of  # noqa: E402
-from ..llvm.fp8 import f32_to_fp8, fp8_to_f32  # noqa: E402
-
-
-@RULES.register(ops.CastOp)
-def _cast(lw, op):
-    src, dst = op.src.type.element, op.to
-    return _map(lw, op, lambda x: cast_value(lw, x, src, dst), lw.get(op.src))
-
-
-@RULES.register(ops.BitcastOp)
-def _bitcast(lw, op):
-    src, dst = op.src.type.element, op.to
-    st, dt = T.llvm_type(src), T.llvm_type(dst)
-
-    def f(x):
-        if isinstance(dst, PointerType) or isinstance(src, PointerType):
-            return cast_value(lw, x, src, dst)
-        return lw.b.bitcast(x, dt) if st != dt else x
-    return _map(lw, op, f, lw.get(op.src))
-
-
-@RULES.register(ops.SelectOp)
-def _select(lw, op):
-    return _map(lw, op, lambda c, x, y: lw.b.select(c, x, y),
-                lw.get(op.cond), lw.get(op.true_value), lw.get(op.false_value))
-
-
-@RULES.register(ops.AddPtrOp)
-def _addptr(lw, op):
-    el = op.ptr.type.element.element
-    ety = T.mem_type(el)
-    oel = op.offset.type.element
-
-    def f(p, off):
-        if oel.bits < 64:
-            off = lw.b.zext(off, T.I64) if T.is_unsigned(oel) else lw.b.sext(off, T.I64)
-        return lw.b.gep(p, [off], source_etype=ety)
-    return _map(lw, op, f, lw.get(op.ptr), lw.get(op.offset))
+    """Convert one LLVM value from element type ``src`` to ``dst`` (tt.cast semantics):
+    the shared rule (``backends/llvm/casts.py``) under the NVPTX capabilities."""
+    return lower_cast(lw.b, x, src, dst, NVPTX)

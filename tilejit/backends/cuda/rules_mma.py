@@ -68,29 +68,60 @@ def plan(lw, a_ty, b_ty, acc_ty):
 
 
 def widen_operand_chunks(lw):
-    """In a kernel without loops, the 2-byte operand tiles of its dots get 16-byte
-    chunks (a blocked layout of 8 elements per chunk), so they load with
-    ``ld.global.v4`` as Triton's do (layout.kernel_max_vec keeps 8-byte chunks for dot
-    kernels); the mma path and the multiply-add path (rules_reduce) take any blocked
-    layout.  Loops leave the choice to their dot paths (async_pipeline.prepare)."""
-    from .layout import make_layout
-    dots = []
-    for o in lw.func.walk():
+    """In a kernel without loops that runs a dot, each tile shape the kernel loads or
+    stores gets 16-byte chunks for the narrowest element type accessed at that shape
+    (16 elements per chunk for 1-byte tiles, 8 for 2-byte ones: a blocked layout whose
+    chunks ``ld.global.v4`` / ``st.global.v4`` can move where the access plan proves
+    the pointers contiguous and aligned, as Triton's coalescing gives 16 bytes per
+    thread), and so do the 2-byte operand tiles of its dots.  layout.kernel_max_vec keeps
+    4-element chunks for dot kernels; the mma path, its layout conversions and the
+    multiply-add path (rules_reduce) take any blocked layout.  Loops leave the choice
+    to their dot paths (async_pipeline.prepare)."""
+    sizes = chunk_element_sizes(lw.func)
+    if sizes is None:
+        return
+    for shape, size in sizes.items():
+        lay = widened_layout(shape, lw.threads, size, lw.layout(shape))
+        if lay is not None:
+            lw._layouts[shape] = lay
+
+
+def chunk_element_sizes(func):
+    """shape -> the smallest element size (bytes) among the tiles of that shape that
+    ``func`` loads, stores or multiplies in a dot (2-byte operands only); None when
+    ``func`` has a loop or no dot."""
+    sizes, dot = {}, False
+    def note(ty):
+        if ty.shape:
+            el = ty.element.element if ty.element.is_ptr() else ty.element
+            size = 8 if el.is_ptr() else max(1, el.bits // 8)
+            shape = tuple(ty.shape)
+            sizes[shape] = min(size, sizes.get(shape, size))
+    for o in func.walk():
         if isinstance(o, (ops.ForOp, ops.WhileOp)):
-            return
+            return None
         if isinstance(o, ops.DotOp):
-            dots.append(o)
-    for o in dots:
-        for ty in (o.a.type, o.b.type):
-            if T.mem_size(ty.element) != 2:
-                continue
-            lay = make_layout(ty.shape, lw.threads, max_vec=8)
-            if lay.vec == 8 and lay.exact:
-                lw._layouts[tuple(ty.shape)] = lay
+            dot = True
+            for ty in (o.a.type, o.b.type):
+                if T.mem_size(ty.element) == 2:
+                    note(ty)
+        elif isinstance(o, (ops.LoadOp, ops.StoreOp)):
+            note(o.ptr.type)
+    return sizes if dot else None
+
+
+def widened_layout(shape, threads, size, current):
+    """The blocked layout of ``shape`` with 16-byte chunks of ``size``-byte elements when
+    it is exact (every slot a distinct element) and wider than ``current``, else None."""
+    from .layout import make_layout
+    lay = make_layout(shape, threads, max_vec=max(1, 16 // size))
+    if lay.exact and lay.vec > current.vec:
+        return lay
+    return None
 
 
 def plan_for_dot(lw, dot_op):
-    forced = getattr(lw, "forced_ml", {}).get(dot_op)     # mma_rows: a row region's dots
+    forced = lw.forced_ml.get(dot_op)     # mma_rows: a row region's dots
     if forced is not None:
         return forced
     return plan(lw, dot_op.a.type, dot_op.b.type, dot_op.acc.type)
@@ -250,7 +281,7 @@ def _stage(lw, base, off, tile, rows_stride):
     """Store a blocked (R, C) fp16/bf16 tile row-major with ``rows_stride`` halves per row."""
     lay = tile.layout
     C = lay.shape[1]
-    vec = lay.vec if C % lay.vec == 0 else 1
+    vec = min(lay.vec, 8) if C % lay.vec == 0 else 1     # 16-byte stores at most
     ety = tile.regs[0].type
     for s0 in range(0, lay.nslots, vec):
         e = lw.elem_index(lay, s0)
@@ -286,13 +317,16 @@ def _mma(lw, kind, a, bfrag, c):
     return [lw.b.extract_value(res, i) for i in range(4)]
 
 
-def lower_dot_mma(lw, op, ml: MmaLayout) -> Tile:
+def lower_dot_mma(lw, op, ml: MmaLayout, acc: Tile | None = None) -> Tile:
+    """``op`` on tensor cores; ``acc``: its accumulator already in ``ml`` (fp32), else
+    ``op.acc``'s."""
     from .mma_rows import register_a
-    afr = register_a(lw, op, ml) if ml.nt % 2 == 0 else None
+    afr = register_a(lw, op, ml) if ml.nt % 2 == 0 and acc is None else None
     if afr is not None:
         return _dot_register_a(lw, op, ml, afr)
     a, b_ = lw.get(op.a), lw.get(op.b)
-    acc = _scaled_acc(lw, op, ml) if op.acc.op in lw.deferred else to_mma(lw, lw.raw(op.acc), ml)
+    if acc is None:
+        acc = _scaled_acc(lw, op, ml) if op.acc.op in lw.deferred else to_mma(lw, lw.raw(op.acc), ml)
     (M, K), (_, N) = op.a.type.shape, op.b.type.shape
     sa, sb = K + PAD, N + PAD
     boff = (M * sa * 2 + 15) // 16 * 16
@@ -336,6 +370,25 @@ def lower_dot_mma(lw, op, ml: MmaLayout) -> Tile:
     return Tile(regs, ml)
 
 
+def lower_dot_mma_half_acc(lw, op) -> Tile | None:
+    """A dot of fp16/bf16 operands with an fp16/bf16 accumulator (``out_dtype``) on
+    tensor cores: the accumulator widened to fp32, ``mma.sync`` with fp32 accumulation,
+    the sum rounded once to the accumulator's type -- the reference interpreter's
+    semantics (products summed in fp32, one rounding).  None where mma does not apply."""
+    from ...ir.types import float32
+    cel = op.acc.type.element
+    if cel.name not in ("fp16", "bf16") or op.acc.op in lw.deferred:
+        return None
+    ml = plan(lw, op.a.type, op.b.type, op.acc.type.with_element(float32))
+    if ml is None:
+        return None
+    acc = lw.get(op.acc)
+    wide = Tile([ir.Constant(T.F32, float(v.constant)) if isinstance(v, ir.Constant)
+                 else lw.b.fpext(v, T.F32) for v in acc.regs], acc.layout)
+    out = to_flat(lw, lower_dot_mma(lw, op, ml, to_mma(lw, wide, ml)))
+    return Tile([lw.b.fptrunc(v, T.llvm_type(cel)) for v in out.regs], out.layout)
+
+
 def _dot_register_a(lw, op, ml, afr):
     """lower_dot_mma with the A fragments given (registers): only B is staged, N-major
     (rows of N+PAD halves, ldmatrix.trans) or, when it was loaded transposed
@@ -344,7 +397,7 @@ def _dot_register_a(lw, op, ml, afr):
     acc = _scaled_acc(lw, op, ml) if op.acc.op in lw.deferred else to_mma(lw, lw.raw(op.acc), ml)
     (M, K), (_, N) = op.a.type.shape, op.b.type.shape
     kind = "f16" if op.a.type.element.name == "fp16" else "bf16"
-    ring = getattr(lw, "ring_b", {}).get(op)             # rows_ring: B in a cp.async ring
+    ring = lw.ring_b.get(op)             # rows_ring: B in a cp.async ring
     if ring is not None:
         from .rows_ring import ring_dot
         return Tile(ring_dot(lw, op, ml, afr, acc.regs, kind, ring), ml)

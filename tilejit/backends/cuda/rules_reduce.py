@@ -1,12 +1,12 @@
 """Lowering rules for tt.reduce and tt.dot."""
 from __future__ import annotations
 
-import math
-
 from llvmlite import ir
 
 from ...ir import ops
 from ...ir.types import int32
+from ..llvm.capabilities import NVPTX
+from ..llvm.reductions import identity
 from . import types as T
 from .lowering import RULES, Tile
 
@@ -14,19 +14,7 @@ _BIG = 2**31 - 1
 
 
 def _identity(kind, el):
-    if kind in ("sum", "xor_sum"):
-        return T.const(el, 0)
-    lo = kind in ("max", "argmax")
-    if T.is_float(el) and kind in ("max", "min"):
-        return T.const(el, math.nan)          # maxnum/minnum ignore it; all-NaN gives NaN
-    if T.is_float(el):
-        return T.const(el, -math.inf if lo else math.inf)
-    if el.kind == "bool":
-        return T.const(el, 0 if lo else 1)
-    bits = el.bits
-    if T.is_unsigned(el):
-        return T.const(el, 0 if lo else (1 << bits) - 1)
-    return T.const(el, -(1 << (bits - 1)) if lo else (1 << (bits - 1)) - 1)
+    return identity(kind, el, NVPTX)
 
 
 def _is_nan(b, x):
@@ -382,10 +370,13 @@ def _dot(lw, op):
     """acc + a @ b: a and b go to shared memory; each thread computes its acc slots
     with fp32 (or integer) multiply-adds."""
     from .rules_elementwise import cast_value
-    from .rules_mma import lower_dot_mma, plan_for_dot
-    ml = plan_for_dot(lw, op)
-    if ml is not None and getattr(lw, "use_mma", True):
+    from .rules_mma import lower_dot_mma, lower_dot_mma_half_acc
+    ml = lw.plan.dots[op]               # mma.sync layout, or None (plan.py)
+    if ml is not None:
         return [lower_dot_mma(lw, op, ml)]
+    half = lower_dot_mma_half_acc(lw, op)
+    if half is not None:
+        return [half]
     a, b_, acc = lw.get(op.a), lw.get(op.b), lw.get(op.acc)
     (M, K), (_, N) = op.a.type.shape, op.b.type.shape
     ael, bel, cel = op.a.type.element, op.b.type.element, op.acc.type.element

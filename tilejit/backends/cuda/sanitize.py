@@ -189,7 +189,7 @@ def raise_record(kernel, record, buffers):
         raise_oob(kernel, tuple(record), buffers)
     op = kernel._asserts[code - 1]
     from ...transforms.sanitize import overflow_error
-    from ..cpu.runner import DeviceAssertionError
+    from ...errors import DeviceAssertionError
     oe = overflow_error(op, kernel=kernel.name, loc=op.loc, program_id=(x, y, z))
     if oe is not None:
         raise oe

@@ -1,5 +1,6 @@
-"""Control-flow helpers on top of ``llvmlite.ir.IRBuilder`` (target independent):
-counted loops, allocas hoisted to the entry block, conditional regions."""
+"""Control-flow helpers on top of ``llvmlite.ir.IRBuilder``, for every target: counted
+loops (``counted_loop``; scf.for's head and test: ``open_loop``, ``loop_condition``),
+allocas hoisted to the entry block, conditional regions."""
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -46,25 +47,76 @@ class FunctionEmitter:
     def counted_loop(self, start, stop, step=None, name="i", body=None):
         """``for i in range(start, stop, step)`` with i64 (or start's type) induction,
         step positive; ``body(i)`` emits the loop body at the builder."""
-        b = self.b
-        ty = start.type
-        step = step if step is not None else ir.Constant(ty, 1)
-        pre = b.block
-        header = self.new_block(name + ".head")
-        loop = self.new_block(name + ".body")
-        exit_ = self.new_block(name + ".exit")
-        b.branch(header)
-        b.position_at_end(header)
-        iv = b.phi(ty, name=name)
-        iv.add_incoming(start, pre)
+        def one(i, _carried):
+            body(i)
+            return ()
+        counted_loop(self.b, self.fn, start, stop, one, step=step, name=name)
+
+
+def open_loop(b: ir.IRBuilder, fn: ir.Function, prefix: str, start):
+    """Head, body and exit blocks of a loop entered from the current block; leaves the
+    builder in the head after creating the induction variable's phi (``start`` from the
+    preheader).  Returns (preheader, head, body, exit, iv)."""
+    pre = b.block
+    head = fn.append_basic_block(f"{prefix}.head")
+    body = fn.append_basic_block(f"{prefix}.body")
+    exit_ = fn.append_basic_block(f"{prefix}.exit")
+    b.branch(head)
+    b.position_at_end(head)
+    iv = b.phi(start.type, name=prefix)
+    iv.add_incoming(start, pre)
+    return pre, head, body, exit_, iv
+
+
+def loop_condition(b: ir.IRBuilder, iv, stop, step, signed: bool = True):
+    """``iv`` is still inside ``range(start, stop, step)`` (scf.for's test, as the
+    interpreter runs it): ``iv < stop`` for a positive step, ``iv > stop`` for a negative
+    one, chosen at run time when ``step`` is not a constant.  An unsigned step is positive."""
+    cmp = b.icmp_signed if signed else b.icmp_unsigned
+    if not signed:
+        return cmp("<", iv, stop)
+    if isinstance(step, ir.Constant):
+        return cmp("<", iv, stop) if step.constant > 0 else cmp(">", iv, stop)
+    pos = b.icmp_signed(">", step, ir.Constant(step.type, 0))
+    return b.select(pos, cmp("<", iv, stop), cmp(">", iv, stop))
+
+
+def counted_loop(b: ir.IRBuilder, fn: ir.Function, start, stop, body, step=None, carried=(),
+                 name="i", nonempty=False):
+    """``for i in range(start, stop, step)`` (``step`` positive, 1 by default) with the
+    loop-carried LLVM values ``carried``: ``body(i, values)`` emits one iteration at the
+    builder and returns the next values.  Returns the values after the loop.
+    ``nonempty``: the loop runs at least once, so the test is at the bottom (one block)."""
+    ty = start.type
+    step = step if step is not None else ir.Constant(ty, 1)
+    pre = b.block
+    head = fn.append_basic_block(name + ".head")
+    loop = head if nonempty else fn.append_basic_block(name + ".body")
+    exit_ = fn.append_basic_block(name + ".exit")
+    b.branch(head)
+    b.position_at_end(head)
+    iv = b.phi(ty, name=name)
+    iv.add_incoming(start, pre)
+    phis = []
+    for v in carried:
+        p = b.phi(v.type)
+        p.add_incoming(v, pre)
+        phis.append(p)
+    if not nonempty:
         b.cbranch(b.icmp_signed("<", iv, stop), loop, exit_)
         b.position_at_end(loop)
-        body(iv)
-        nxt = b.add(iv, step, name=name + ".next", flags=("nsw",))
-        iv.add_incoming(nxt, b.block)
-        b.branch(header)
-        b.position_at_end(exit_)
-        return iv
+    nxt = list(body(iv, phis))
+    following = b.add(iv, step, name=name + ".next", flags=("nsw",))
+    latch = b.block
+    iv.add_incoming(following, latch)
+    for p, v in zip(phis, nxt):
+        p.add_incoming(v, latch)
+    if nonempty:
+        b.cbranch(b.icmp_signed("<", following, stop), head, exit_)
+    else:
+        b.branch(head)
+    b.position_at_end(exit_)
+    return nxt if nonempty else phis
 
 
 def _size_of(ty) -> int:

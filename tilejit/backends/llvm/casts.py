@@ -1,10 +1,19 @@
-"""``tt.cast`` / ``tt.bitcast`` lowering on LLVM values (target independent)."""
+"""``tt.cast`` / ``tt.bitcast`` lowering on LLVM values (scalars or vectors), for every
+target: ``caps`` (:mod:`.capabilities`) says how bf16 values and pointers are held.
+
+bf16 goes through float32 both ways, as the interpreter does: a bf16 source is
+widened to float32 (exact), a bf16 result is the float32 result rounded to nearest even
+(so an int32 or fp64 source is rounded twice, like the interpreter and Triton).  fp8
+goes through float32 too (:mod:`.fp8`)."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from ...ir.types import PointerType
-from .types import F32, I1, I64, value_type
+from ...ir.fp8 import fmt_of
+from ...ir.types import PointerType, bfloat16, float32, int64
+from .capabilities import CPU, Capabilities
+from .fp8 import f32_to_fp8, fp8_to_f32
+from .types import F32, value_type
 
 
 def _like(v, elem):
@@ -18,33 +27,37 @@ def _c(v, x):
     return ir.Constant(ty, x)
 
 
-def _to_f32_if_bf16(b, v, dt):
+def bf16_to_float32(b: ir.IRBuilder, v, caps: Capabilities = CPU):
+    """bf16 value(s) -> float32 (exact)."""
+    if caps.native_bf16:
+        return b.fpext(v, _like(v, F32))
     from .scalar import bf16_to_f32
-    from ...ir.types import float32
-    if dt.name == "bf16":
-        return bf16_to_f32(b, v), float32
-    return v, dt
+    return bf16_to_f32(b, v)
 
 
-def lower_cast(b: ir.IRBuilder, v, src, dst):
+def float32_to_bf16(b: ir.IRBuilder, v, caps: Capabilities = CPU):
+    """float32 value(s) -> bf16, rounded to nearest even (NaN stays NaN)."""
+    if caps.native_bf16:
+        return b.fptrunc(v, _like(v, value_type(bfloat16, caps)))
+    from .scalar import f32_to_bf16
+    return f32_to_bf16(b, v)
+
+
+def lower_cast(b: ir.IRBuilder, v, src, dst, caps: Capabilities = CPU):
     """Value conversion ``src`` -> ``dst`` as in ops.CastOp's docstring."""
     if src == dst:
         return v
     if isinstance(src, PointerType) or isinstance(dst, PointerType):
-        return _ptr_cast(b, v, src, dst)
-    from ...ir.fp8 import fmt_of
-    from ...ir.types import float32
-    from .fp8 import f32_to_fp8, fp8_to_f32
+        return _ptr_cast(b, v, src, dst, caps)
     if fmt_of(src) is not None:         # exact via float32
-        return lower_cast(b, fp8_to_f32(b, v, fmt_of(src)), float32, dst)
+        return lower_cast(b, fp8_to_f32(b, v, fmt_of(src)), float32, dst, caps)
     if fmt_of(dst) is not None:         # fp16/bf16/fp32 -> float32 is exact: one rounding
-        return f32_to_fp8(b, lower_cast(b, v, src, float32), fmt_of(dst))
-    v, src = _to_f32_if_bf16(b, v, src)
+        return f32_to_fp8(b, lower_cast(b, v, src, float32, caps), fmt_of(dst))
+    if src.name == "bf16":
+        return lower_cast(b, bf16_to_float32(b, v, caps), float32, dst, caps)
     if dst.name == "bf16":
-        from .scalar import f32_to_bf16
-        from ...ir.types import float32
-        return f32_to_bf16(b, lower_cast(b, v, src, float32))
-    dty = _like(v, value_type(dst))
+        return float32_to_bf16(b, lower_cast(b, v, src, float32, caps), caps)
+    dty = _like(v, value_type(dst, caps))
     if dst.kind == "bool":
         if src.kind == "float":
             return b.fcmp_unordered("!=", v, _c(v, 0.0))
@@ -66,23 +79,22 @@ def lower_cast(b: ir.IRBuilder, v, src, dst):
     return v
 
 
-def _ptr_cast(b, v, src, dst):
+def _ptr_cast(b, v, src, dst, caps):
     if isinstance(src, PointerType) and isinstance(dst, PointerType):
-        return v if src.address_space == dst.address_space else b.addrspacecast(v, _like(v, value_type(dst)))
+        ty = _like(v, value_type(dst, caps))
+        return v if v.type == ty else b.addrspacecast(v, ty)
     if isinstance(src, PointerType):
-        i = b.ptrtoint(v, _like(v, I64))
-        return lower_cast(b, i, _I64DT, dst) if dst.bits != 64 or dst.kind != "int" else i
-    if src.bits != 64:
-        v = lower_cast(b, v, src, _I64DT)
-    return b.inttoptr(v, _like(v, value_type(dst)))
+        i = b.ptrtoint(v, _like(v, value_type(int64, caps)))
+        return lower_cast(b, i, int64, dst, caps) if dst != int64 else i
+    if src != int64:                    # an unsigned or bool source zero-extends
+        v = lower_cast(b, v, src, int64, caps)
+    return b.inttoptr(v, _like(v, value_type(dst, caps)))
 
 
-def lower_bitcast(b: ir.IRBuilder, v, src, dst):
+def lower_bitcast(b: ir.IRBuilder, v, src, dst, caps: Capabilities = CPU):
     """Reinterpret bits (same width)."""
     if isinstance(src, PointerType) or isinstance(dst, PointerType):
-        return _ptr_cast(b, v, src, dst)
-    dty = _like(v, value_type(dst))
+        return _ptr_cast(b, v, src, dst, caps)
+    dty = _like(v, value_type(dst, caps))
     return v if v.type == dty else b.bitcast(v, dty)
 
-
-from ...ir.types import int64 as _I64DT  # noqa: E402

@@ -3,15 +3,19 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from .types import BFloatType
+
 
 def type_suffix(ty: ir.Type) -> str:
-    """LLVM's overloaded-intrinsic mangling of ``ty`` (f32, v8f32, i64, ...)."""
+    """LLVM's overloaded-intrinsic mangling of ``ty`` (f32, bf16, v8f32, i64, ...)."""
     if isinstance(ty, ir.VectorType):
         return f"v{ty.count}{type_suffix(ty.element)}"
     if isinstance(ty, ir.IntType):
         return f"i{ty.width}"
     if isinstance(ty, ir.HalfType):
         return "f16"
+    if isinstance(ty, BFloatType):
+        return "bf16"
     if isinstance(ty, ir.FloatType):
         return "f32"
     if isinstance(ty, ir.DoubleType):

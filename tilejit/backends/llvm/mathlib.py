@@ -63,17 +63,27 @@ def _finish(b, x, res, hi, lo):
     return b.select(b.fcmp_unordered("uno", x, x), x, res)
 
 
+def _clamp(b, x, hi, lo):
+    """``x`` clamped above to ``hi``; below ``lo`` (where the result is 0 or inf,
+    selected by ``_finish``) replaced by 0, so no lane scales to a subnormal there: a
+    subnormal product costs a microcode assist on x86 (~100 cycles), and ``exp(-inf)``
+    is common (masked softmax rows)."""
+    below_hi = b.select(b.fcmp_ordered("<", x, _c(x, hi)), x, _c(x, hi))    # NaN: hi (x86 minps)
+    return b.select(b.fcmp_ordered("<", x, _c(x, lo)), _c(x, 0.0), below_hi)
+
+
 def exp_f32(b, x):
     hi, lo = 88.72283935546875, -104.0
-    xc = intr.binary_math(b, "maxnum", intr.binary_math(b, "minnum", x, _c(x, hi)), _c(x, lo))
+    xc = _clamp(b, x, hi, lo)
     n = intr.unary_math(b, "rint", b.fmul(xc, _c(x, 1.4426950408889634)))
-    r = b.fsub(b.fsub(xc, b.fmul(n, _c(x, 0.693359375))), b.fmul(n, _c(x, -2.12194440e-4)))
+    r = intr.call_overloaded(b, "fmuladd", [n, _c(x, -0.693359375), xc])      # exact (n * c1 is)
+    r = intr.call_overloaded(b, "fmuladd", [n, _c(x, 2.12194440e-4), r])
     return _finish(b, x, _exp_core(b, n, r), hi, lo)
 
 
 def exp2_f32(b, x):
     hi, lo = 128.0 - 1e-5, -150.0
-    xc = intr.binary_math(b, "maxnum", intr.binary_math(b, "minnum", x, _c(x, hi)), _c(x, lo))
+    xc = _clamp(b, x, hi, lo)
     n = intr.unary_math(b, "rint", xc)
     r = b.fmul(b.fsub(xc, n), _c(x, 0.6931471805599453))
     return _finish(b, x, _exp_core(b, n, r), 127.99999, lo)

@@ -1,13 +1,16 @@
-"""Elementwise op lowering on LLVM values (scalars or LLVM vectors), target independent.
+"""Elementwise op lowering on LLVM values (scalars or LLVM vectors), for every target.
 
-``lower_elementwise(b, op, args, in_dtypes, out_dtype)`` looks up the rule for
-``type(op)`` in :data:`RULES` and returns the LLVM value.  Semantics follow the
+``lower_elementwise(b, op, args, in_dtypes, out_dtype, caps=...)`` looks up the rule for
+``type(op)`` in :data:`RULES` and returns the LLVM value; ``caps`` (:mod:`.capabilities`)
+holds the target's differences (the cpu backend's are the default, the cuda backend
+passes ``NVPTX``).  Semantics follow the
 docstrings of :mod:`tilejit.ir.ops`: wrapping integers, C-truncating division
 (guarded so that a zero or ``INT_MIN / -1`` divisor never traps), shifts by
 signedness, fmin/fmax for min/max, ordered float compares except ``ne``.
 
-``bf16`` values are i16 bit patterns: arithmetic converts to float32, computes and
-rounds back to nearest even.  ``fp16`` math functions compute in float32.
+``bf16`` values are i16 bit patterns on a target without ``native_bf16``: arithmetic
+converts to float32, computes and rounds back to nearest even (the same result as one
+bf16 operation for + - * /: float32 holds more than twice bf16's precision).  ``fp16`` math functions compute in float32.
 Backends may replace math functions through :data:`MATH_OVERRIDES`-style dicts
 passed as ``math``.
 """
@@ -19,7 +22,8 @@ from ...ir import ops
 from ...ir.core import RuleTable
 from ...ir.types import DType, PointerType, float32
 from . import intrinsics as intr
-from .types import F32, I16, I32, I64, PTR, value_type, vector_of
+from .capabilities import CPU, Capabilities
+from .types import F32, I16, I32, I64, PTR, storage_type, value_type, vector_of
 
 RULES = RuleTable("llvm elementwise lowering")
 
@@ -61,22 +65,24 @@ def _is_bf16(dt) -> bool:
     return isinstance(dt, DType) and dt.name == "bf16"
 
 
-def lower_elementwise(b: ir.IRBuilder, op, args: list, in_dtypes: list, out_dtype, math=None):
-    """Lower elementwise ``op`` applied to LLVM values ``args``."""
+def lower_elementwise(b: ir.IRBuilder, op, args: list, in_dtypes: list, out_dtype, math=None,
+                      caps: Capabilities = CPU):
+    """Lower elementwise ``op`` applied to LLVM values ``args`` on a target with ``caps``."""
     rule = RULES.lookup(type(op))
-    if any(_is_bf16(d) for d in in_dtypes) and not isinstance(op, (ops.CastOp, ops.BitcastOp, ops.SelectOp)):
+    if not caps.native_bf16 and any(_is_bf16(d) for d in in_dtypes) \
+            and not isinstance(op, (ops.CastOp, ops.BitcastOp, ops.SelectOp)):
         # compute in float32, round the result back
         f_args = [bf16_to_f32(b, a) if _is_bf16(d) else a for a, d in zip(args, in_dtypes)]
         f_in = [float32 if _is_bf16(d) else d for d in in_dtypes]
         f_out = float32 if _is_bf16(out_dtype) else out_dtype
-        res = rule(b, op, f_args, f_in, f_out, math or {})
+        res = rule(b, op, f_args, f_in, f_out, math or {}, caps)
         return f32_to_bf16(b, res) if _is_bf16(out_dtype) else res
-    return rule(b, op, args, in_dtypes, out_dtype, math or {})
+    return rule(b, op, args, in_dtypes, out_dtype, math or {}, caps)
 
 
 # --- arithmetic ----------------------------------------------------------------
 def _arith(int_fn, float_fn):
-    def rule(b, op, args, ins, out, math):
+    def rule(b, op, args, ins, out, math, caps):
         x, y = args
         if ins[0].kind == "float":
             return getattr(b, float_fn)(x, y)
@@ -87,7 +93,7 @@ def _arith(int_fn, float_fn):
 RULES.register(ops.AddOp)(_arith("add", "fadd"))
 RULES.register(ops.SubOp)(_arith("sub", "fsub"))
 RULES.register(ops.MulOp)(_arith("mul", "fmul"))
-RULES.register(ops.TrueDivOp)(_arith("sdiv", "fdiv"))
+RULES.register(ops.TrueDivOp)(lambda b, op, args, ins, out, math, caps: b.fdiv(*args))  # floats only
 RULES.register(ops.AndOp)(_arith("and_", "and_"))
 RULES.register(ops.OrOp)(_arith("or_", "or_"))
 RULES.register(ops.XorOp)(_arith("xor", "xor"))
@@ -95,7 +101,7 @@ RULES.register(ops.ShlOp)(_arith("shl", "shl"))
 
 
 @RULES.register(ops.ShrOp)
-def _shr(b, op, args, ins, out, math):
+def _shr(b, op, args, ins, out, math, caps):
     return b.ashr(*args) if ins[0].kind == "int" else b.lshr(*args)
 
 
@@ -109,7 +115,7 @@ def _safe_divisor(b, x, d, signed):
 
 
 @RULES.register(ops.IDivOp)
-def _idiv(b, op, args, ins, out, math):
+def _idiv(b, op, args, ins, out, math, caps):
     """Truncating division defined everywhere: ``x // 0 == 0``, ``INT_MIN // -1`` wraps."""
     x, d = args
     signed = ins[0].kind == "int"
@@ -121,10 +127,13 @@ def _idiv(b, op, args, ins, out, math):
 
 
 @RULES.register(ops.RemOp)
-def _rem(b, op, args, ins, out, math):
+def _rem(b, op, args, ins, out, math, caps):
     """Remainder with the dividend's sign: ``x % 0 == x``, ``x % -1 == 0``."""
     x, d = args
     if ins[0].kind == "float":
+        if ins[0].bits == 16 and not caps.half_frem:      # through float32: the same result
+            f = _like(x, F32)
+            return b.fptrunc(b.frem(b.fpext(x, f), b.fpext(d, f)), x.type)
         return b.frem(x, d)
     signed = ins[0].kind == "int"
     safe, zero, m1 = _safe_divisor(b, x, d, signed)
@@ -135,7 +144,7 @@ def _rem(b, op, args, ins, out, math):
 
 
 def _minmax(float_intr, spred, upred):
-    def rule(b, op, args, ins, out, math):
+    def rule(b, op, args, ins, out, math, caps):
         x, y = args
         if ins[0].kind == "float":
             return intr.binary_math(b, float_intr, x, y)
@@ -149,7 +158,7 @@ RULES.register(ops.MaxOp)(_minmax("maxnum", ">", ">"))
 
 
 @RULES.register(ops.UmulhiOp)
-def _umulhi(b, op, args, ins, out, math):
+def _umulhi(b, op, args, ins, out, math, caps):
     x, y = args
     bits = x.type.element.width if isinstance(x.type, ir.VectorType) else x.type.width
     wide = _like(x, ir.IntType(2 * bits))
@@ -161,7 +170,7 @@ _ICMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
 @RULES.register(ops.CmpOp)
-def _cmp(b, op, args, ins, out, math):
+def _cmp(b, op, args, ins, out, math, caps):
     x, y = args
     pred = _ICMP[op.pred]
     k = ins[0].kind
@@ -175,19 +184,19 @@ def _cmp(b, op, args, ins, out, math):
 
 
 @RULES.register(ops.NegOp)
-def _neg(b, op, args, ins, out, math):
+def _neg(b, op, args, ins, out, math, caps):
     (x,) = args
     return b.fneg(x) if ins[0].kind == "float" else b.sub(_const(x, 0), x)
 
 
 @RULES.register(ops.InvertOp)
-def _invert(b, op, args, ins, out, math):
+def _invert(b, op, args, ins, out, math, caps):
     (x,) = args
     return b.xor(x, _const(x, -1))
 
 
 @RULES.register(ops.AbsOp)
-def _abs(b, op, args, ins, out, math):
+def _abs(b, op, args, ins, out, math, caps):
     (x,) = args
     if ins[0].kind == "float":
         return intr.unary_math(b, "fabs", x)
@@ -197,25 +206,24 @@ def _abs(b, op, args, ins, out, math):
 
 
 @RULES.register(ops.FmaOp)
-def _fma(b, op, args, ins, out, math):
+def _fma(b, op, args, ins, out, math, caps):
     if ins[0].kind != "float":
         return b.add(b.mul(args[0], args[1]), args[2])
     return intr.call_overloaded(b, "fma", list(args))
 
 
 @RULES.register(ops.SelectOp)
-def _select(b, op, args, ins, out, math):
+def _select(b, op, args, ins, out, math, caps):
     return b.select(*args)
 
 
 @RULES.register(ops.AddPtrOp)
-def _addptr(b, op, args, ins, out, math):
-    from .types import storage_type
+def _addptr(b, op, args, ins, out, math, caps):
     p, off = args
     wide = _like(off, I64)
     if off.type != wide:
         off = b.sext(off, wide) if ins[1].kind == "int" else b.zext(off, wide)
-    return b.gep(p, [off], source_etype=storage_type(ins[0].element))
+    return b.gep(p, [off], source_etype=storage_type(ins[0].element, caps))
 
 
 # --- math functions ---------------------------------------------------------------
@@ -223,7 +231,7 @@ from .mathlib import lower_math  # noqa: E402
 
 
 def _math_rule(fn):
-    def rule(b, op, args, ins, out, math):
+    def rule(b, op, args, ins, out, math, caps):
         (x,) = args
         if ins[0].name == "fp16":
             x32 = b.fpext(x, _like(x, F32))
@@ -237,18 +245,18 @@ for _fn, _cls in ops.MATH_OPS.items():
 
 from .casts import lower_cast, lower_bitcast  # noqa: E402
 
-RULES.register(ops.CastOp)(lambda b, op, args, ins, out, math: lower_cast(b, args[0], ins[0], out))
-RULES.register(ops.BitcastOp)(lambda b, op, args, ins, out, math: lower_bitcast(b, args[0], ins[0], out))
+RULES.register(ops.CastOp)(lambda b, op, args, ins, out, math, caps: lower_cast(b, args[0], ins[0], out, caps))
+RULES.register(ops.BitcastOp)(lambda b, op, args, ins, out, math, caps: lower_bitcast(b, args[0], ins[0], out, caps))
 
 
-def apply_binary(b: ir.IRBuilder, op_cls, x, y, dtype, math=None):
+def apply_binary(b: ir.IRBuilder, op_cls, x, y, dtype, math=None, caps: Capabilities = CPU):
     """Apply binary elementwise op class ``op_cls`` (no op instance needed) to x, y."""
     class _Stub:
         pass
     stub = _Stub()
     stub.__class__ = type("_Stub" + op_cls.__name__, (_Stub,), {})
     rule = RULES.lookup(op_cls)
-    if _is_bf16(dtype):
-        r = rule(b, stub, [bf16_to_f32(b, x), bf16_to_f32(b, y)], [float32, float32], float32, math or {})
+    if _is_bf16(dtype) and not caps.native_bf16:
+        r = rule(b, stub, [bf16_to_f32(b, x), bf16_to_f32(b, y)], [float32, float32], float32, math or {}, caps)
         return f32_to_bf16(b, r)
-    return rule(b, stub, [x, y], [dtype, dtype], dtype, math or {})
+    return rule(b, stub, [x, y], [dtype, dtype], dtype, math or {}, caps)

@@ -1,19 +1,37 @@
-"""Mapping from tile-IR element types to LLVM types (target independent).
+"""Mapping from tile-IR element types to LLVM types, for every target.
 
 Two views of each dtype: the *value* type held in registers and the *storage*
 type used in memory.  They differ for ``int1`` (i1 in registers, one byte in
-memory, as numpy stores bool) and agree otherwise.  ``bf16`` has no LLVM type in
-llvmlite: its values are kept as their 16 bits (i16) and arithmetic goes through
-float32 (see :mod:`.scalar`).
+memory, as numpy stores bool) and agree otherwise.  ``bf16`` is LLVM's ``bfloat``
+where the target computes on it (``Capabilities.native_bf16``: NVPTX); elsewhere its
+values are kept as their 16 bits (i16) and arithmetic goes through float32 (see
+:mod:`.scalar`).  Pointers live in ``Capabilities.pointer_address_space``.
 """
 from __future__ import annotations
 
 import llvmlite.ir as ir
+from llvmlite.ir import types as _t
 
 from ...ir.types import DType, PointerType
+from .capabilities import CPU, Capabilities
+
+
+class BFloatType(_t._BaseFloatType):
+    """LLVM's ``bfloat`` (llvmlite has none)."""
+    null = "0.0"
+    intrinsic_name = "bf16"
+
+    def __str__(self):
+        return "bfloat"
+
+    def format_constant(self, value):
+        return "0xR%04X" % float_to_bf16_bits(value)
+
+
+BFloatType._create_instance()
 
 I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
-F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
+F16, BF16, F32, F64 = ir.HalfType(), BFloatType(), ir.FloatType(), ir.DoubleType()
 VOID = ir.VoidType()
 
 
@@ -24,11 +42,10 @@ def ptr_type(address_space: int = 0) -> ir.PointerType:
 PTR = ir.PointerType()
 
 
-def value_type(dt, address_space_map=None) -> ir.Type:
-    """LLVM register type of one element of ``dt``."""
+def value_type(dt, caps: Capabilities = CPU) -> ir.Type:
+    """LLVM register type of one element of ``dt`` on a target with ``caps``."""
     if isinstance(dt, PointerType):
-        space = address_space_map(dt.address_space) if address_space_map else 0
-        return ptr_type(space)
+        return ptr_type(caps.pointer_address_space)
     if dt.kind == "bool":
         return I1
     if dt.kind in ("int", "uint"):
@@ -36,7 +53,7 @@ def value_type(dt, address_space_map=None) -> ir.Type:
     if dt.name == "fp16":
         return F16
     if dt.name == "bf16":
-        return I16
+        return BF16 if caps.native_bf16 else I16
     if dt.kind == "float" and dt.bits == 8:
         return I8
     if dt.name == "fp32":
@@ -46,11 +63,11 @@ def value_type(dt, address_space_map=None) -> ir.Type:
     raise TypeError(f"no LLVM type for {dt}")
 
 
-def storage_type(dt, address_space_map=None) -> ir.Type:
+def storage_type(dt, caps: Capabilities = CPU) -> ir.Type:
     """LLVM in-memory type of one element of ``dt`` (bool is a byte)."""
     if isinstance(dt, DType) and dt.kind == "bool":
         return I8
-    return value_type(dt, address_space_map)
+    return value_type(dt, caps)
 
 
 def to_storage(b: ir.IRBuilder, v, dt):
@@ -69,11 +86,11 @@ def from_storage(b: ir.IRBuilder, v, dt):
     return v
 
 
-def constant(dt, value) -> ir.Constant:
+def constant(dt, value, caps: Capabilities = CPU) -> ir.Constant:
     """An LLVM constant of element type ``dt`` holding the Python ``value``."""
+    ty = value_type(dt, caps)
     if isinstance(dt, PointerType):
-        return ir.Constant(I64, int(value)).inttoptr(PTR) if value else ir.Constant(PTR, None)
-    ty = value_type(dt)
+        return ir.Constant(I64, int(value)).inttoptr(ty) if value else ir.Constant(ty, None)
     if dt.kind == "bool":
         return ir.Constant(ty, 1 if value else 0)
     if dt.kind in ("int", "uint"):
@@ -81,7 +98,7 @@ def constant(dt, value) -> ir.Constant:
         if dt.kind == "int" and v >= 1 << (dt.bits - 1):
             v -= 1 << dt.bits
         return ir.Constant(ty, v)
-    if dt.name == "bf16":
+    if dt.name == "bf16" and not caps.native_bf16:
         return ir.Constant(I16, float_to_bf16_bits(float(value)))
     if dt.bits == 8:
         from ...ir.fp8 import f32_to_fp8, fmt_of
@@ -111,7 +128,7 @@ def zero_of(ty: ir.Type):
 
 
 def _is_float(ty) -> bool:
-    return isinstance(ty, (ir.HalfType, ir.FloatType, ir.DoubleType))
+    return isinstance(ty, (ir.HalfType, BFloatType, ir.FloatType, ir.DoubleType))
 
 
 def is_float_type(ty) -> bool:

@@ -1,0 +1,113 @@
+"""Column-major tiles on the H200: ``CudaTuning.transposed_access`` on and off, and Triton.
+
+    python bench/bench_transposed_cuda.py [--out bench/results/transposed_access_h200.json]
+
+Two kernels, each launched over a whole matrix (one program per tile), medians of
+``tilejit.testing.do_bench`` (CUDA events):
+
+* ``transpose``: y = x.T for an 8192 x 8192 matrix (fp32 and fp16): the load is
+  contiguous along dim 0 only (x read column-major), the store row-major;
+* ``dot_colmajor``: one 64 x 64 x 64 fp16 ``tl.dot`` per program with both operands
+  column-major (Triton's test_dot with COL_A, COL_B), fp32 result row-major.
+
+``transposed_access=True`` moves the column-major tiles in 16-byte vectors along dim 0
+and transposes them through shared memory; ``False`` is the per-element access it
+replaces.  Triton 3.6 runs the same source where it is installed.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import sys
+from dataclasses import replace
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import torch  # noqa: E402
+
+import tilejit  # noqa: E402
+import tilejit.language as tl  # noqa: E402
+from tilejit.runtime.options import get_options, use_options  # noqa: E402
+from tilejit.testing import do_bench  # noqa: E402
+
+
+def transpose(X, sxm, sxn, Y, sym, syn, BM: tl.constexpr, BN: tl.constexpr):
+    m = tl.program_id(0) * BM + tl.arange(0, BM)
+    n = tl.program_id(1) * BN + tl.arange(0, BN)
+    x = tl.load(X + m[:, None] * sxm + n[None, :] * sxn)
+    tl.store(Y + m[:, None] * sym + n[None, :] * syn, x)
+
+
+def dot_colmajor(X, sxm, sxk, Y, syk, syn, Z, B: tl.constexpr):
+    pid = tl.program_id(0)
+    r = tl.arange(0, B)
+    X += pid * B * B
+    Y += pid * B * B
+    x = tl.load(X + r[:, None] * sxm + r[None, :] * sxk)
+    y = tl.load(Y + r[:, None] * syk + r[None, :] * syn)
+    z = tl.dot(x, y)
+    tl.store(Z + pid * B * B + r[:, None] * B + r[None, :], z)
+
+
+def _kernels(jit):
+    return jit(transpose), jit(dot_colmajor)
+
+
+def _run(tj, tr, name, launch):
+    out = {}
+    for label, kern, ctx in (("tilejit", tj, True), ("tilejit_no_transposed", tj, False), ("triton", tr, None)):
+        if kern is None:
+            continue
+        if ctx is None:
+            out[label] = do_bench(lambda: launch(kern), return_mode="median")
+            continue
+        with use_options(cuda=replace(get_options().cuda, transposed_access=ctx)):
+            launch(kern)
+            out[label] = do_bench(lambda: launch(kern), return_mode="median")
+    print(name, {k: round(v * 1000, 1) for k, v in out.items()}, "us")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default="bench/results/transposed_access_h200.json")
+    args = ap.parse_args()
+    tj = _kernels(tilejit.jit)
+    try:
+        import triton
+        tr = _kernels(triton.jit) if triton.jit is not tilejit.jit else (None, None)
+    except ImportError:
+        tr = (None, None)
+    rows = {}
+    n, bm = 8192, 64
+    for dt in (torch.float32, torch.float16):
+        x = torch.randn(n, n, device="cuda", dtype=dt).t()          # column-major view
+        y = torch.empty(n, n, device="cuda", dtype=dt)
+        grid = (n // bm, n // bm)
+
+        def launch(k, x=x, y=y, grid=grid):
+            k[0][grid](x, x.stride(0), x.stride(1), y, y.stride(0), y.stride(1), BM=bm, BN=bm)
+        rows[f"transpose_{str(dt)[6:]}"] = r = _run(tj, tr, f"transpose {dt}", launch)
+        launch(tj)
+        assert torch.equal(y, x), "transpose: wrong result"
+    progs, b = 4096, 64
+    x = torch.randn(progs, b, b, device="cuda", dtype=torch.float16).transpose(1, 2)
+    y = torch.randn(progs, b, b, device="cuda", dtype=torch.float16).transpose(1, 2)
+    z = torch.empty(progs, b, b, device="cuda", dtype=torch.float32)
+
+    def launch(k):
+        k[1][(progs,)](x, x.stride(1), x.stride(2), y, y.stride(1), y.stride(2), z, B=b)
+    rows["dot_colmajor_fp16"] = _run(tj, tr, "dot_colmajor fp16", launch)
+    launch(tj)
+    torch.testing.assert_close(z, torch.bmm(x.float(), y.float()), rtol=1e-2, atol=1e-2)
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump({"date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+                   "device": torch.cuda.get_device_name(), "ms": rows}, f, indent=1)
+    return r
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+# The cuda plan of tutorial 06's attention loop with block pointers
+# (tests/e2e/test_ring_computed_pointers.attn_fwd; BLOCK 128x64, 8 warps, 3 stages): a
+# row ring of K and V tiles on wgmma (sm_90), which gets the register cap for two CTAs
+# per SM -- unless the launch chose (maxnreg, min_ctas_per_sm) or ring_occupancy is off;
+# with row_ring off the region keeps its rotated loads and no ring is planned.
+# RUN: cuda-plan --arch=90 --warps=8 --kernel=attn_fwd --check-prefix=CAP
+# RUN: cuda-plan --arch=90 --warps=8 --kernel=attn_fwd --attrs=maxnreg=168 --check-prefix=LAUNCH
+# RUN: cuda-plan --arch=90 --warps=8 --kernel=attn_fwd --attrs=min_ctas_per_sm=1 --check-prefix=LAUNCH
+# RUN: cuda-plan --arch=90 --warps=8 --kernel=attn_fwd --tuning=ring_occupancy=0 --check-prefix=LAUNCH
+# RUN: cuda-plan --arch=90 --warps=8 --kernel=attn_fwd --tuning=row_ring=0 --check-prefix=NORING
+# ARGS: Q=*fp16:16 K=*fp16:16 V=*fp16:16 sm_scale=fp32 Out=*fp16:16
+# ARGS: stride_qm=i32:16 stride_kn=i32:16 stride_vk=i32:16 stride_om=i32:16 N_CTX=i32:16
+# CONSTEXPRS: HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64
+from tests.e2e.test_ring_computed_pointers import attn_fwd  # noqa: F401
+
+# CAP-LABEL: cuda-plan @attn_fwd (sm_90, 8 warps)
+# CAP: scf.for at {{.*}}: row ring
+# CAP: row ring: 3 stages of 16384 B, 2 ahead
+# CAP-NEXT: copy: {{.*}} K-major (64, 64), 4 x 2 B per cp.async, wgmma
+# CAP-NEXT: copy: {{.*}} N-major (64, 64), 4 x 2 B per cp.async, wgmma
+# CAP: register cap: .maxnreg 128 (two CTAs per SM; occupancy.py)
+
+# LAUNCH-LABEL: cuda-plan @attn_fwd (sm_90, 8 warps)
+# LAUNCH: row ring: 3 stages of 16384 B, 2 ahead, first dot an iteration ahead
+# LAUNCH-NOT: register cap
+
+# NORING-LABEL: cuda-plan @attn_fwd (sm_90, 8 warps)
+# NORING: scf.for at {{.*}}: row region
+# NORING-NOT: row ring
+# NORING: rotated: {{.*}} (computed pointer), width 1, K-major width 4
+# NORING-NEXT: rotated: {{.*}} (computed pointer), width 4
+# NORING-NOT: register cap
