@@ -18,6 +18,11 @@ set -u
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/triton_cache
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
+if ! python -c "import liger_kernel" 2>/dev/null; then     # the device has no network: a carried copy
+  if [ -n "${LIGER_SRC:-}" ]; then pip install --no-deps --no-build-isolation -q "$LIGER_SRC"; fi
+  python -c "import liger_kernel" 2>/dev/null || echo "liger-kernel 0.8.5 is not installed (the liger rows will fail): \
+pip install --no-deps liger-kernel==0.8.5, or LIGER_SRC=<wheel or sdist> bash bench/corpus_gpu.sh"
+fi
 NORMS=liger_rms_norm_fwd,liger_rms_norm_bwd,liger_layer_norm_fwd,liger_layer_norm_bwd
 if [ "${1:-}" = ab ]; then
   TILEJIT_CUDA_TUNING=remat_reductions=0 timeout 100 python bench/bench_corpus_cuda.py --only "$NORMS" \

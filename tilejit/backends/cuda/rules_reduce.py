@@ -175,12 +175,68 @@ def _reduce_rows(lw, op, src: Tile, el, lanes):
     return Tile(regs, out)
 
 
+def _warp_row_lanes(lw, op, lay):
+    """Lanes per row when reducing the last axis of an exact blocked tile whose rows are
+    whole warps (a multiple of 32 lanes) dividing the program's threads (else None)."""
+    sty = op.src.type
+    K = sty.shape[-1]
+    if (op.axis != len(sty.shape) - 1 or op.kind not in ("sum", "max", "min", "xor_sum")
+            or sty.element.kind == "bool" or lay is None or not lay.exact or K % lay.vec):
+        return None
+    lanes = K // lay.vec
+    return lanes if lanes % 32 == 0 and lw.threads % lanes == 0 else None
+
+
+def _reduce_warp_rows(lw, op, src: Tile, el, lanes):
+    """Last-axis reduction of rows spanning whole warps (Inductor's reductions of [X, R]
+    tiles with R over more than 32 lanes): each thread combines its chunk, a butterfly
+    finishes each warp's part, lane 0 publishes it, and each result combines its row's
+    warp parts in order -- instead of every thread walking its row through shared memory."""
+    kind, lay = op.kind, src.layout
+    mty, size = T.mem_type(el), T.mem_size(el)
+    W, per_rep, wpr = lw.num_warps, lw.threads // lanes, lanes // 32
+    parts = []
+    for r in range(lay.reps):
+        acc = src.regs[r * lay.vec]
+        for j in range(1, lay.vec):
+            acc = combine(lw, kind, el, acc, src.regs[r * lay.vec + j])
+        for m in (16, 8, 4, 2, 1):
+            acc = combine(lw, kind, el, acc, lw.shfl_xor(acc, m))
+        parts.append(acc)
+    base = lw.smem(lay.reps * W * size)
+    lw.barrier()
+
+    def write():
+        for r, v in enumerate(parts):
+            a = lw.smem_addr(base, lw.b.mul(lw.b.add(lw.i32(r * W), lw.warp), lw.i32(size)))
+            lw.b.store(_mem(lw, v), a).align = size
+    lw.guarded(lw.b.icmp_unsigned("==", lw.lane, lw.i32(0)), write)
+    lw.barrier()
+    out = lw.layout(op.result.type)
+    regs = []
+    for s in range(out.nslots):
+        k = lw.elem_index(out, s)                       # the row
+        first = lw.b.add(lw.b.mul(lw.b.udiv(k, lw.i32(per_rep)), lw.i32(W)),
+                         lw.b.mul(lw.b.urem(k, lw.i32(per_rep)), lw.i32(wpr)))
+        acc = None
+        for j in range(wpr):
+            x = lw.b.load(lw.smem_addr(base, lw.b.mul(lw.b.add(first, lw.i32(j)), lw.i32(size))), typ=mty)
+            x.align = size
+            x = _reg(lw, x, T.llvm_type(el))
+            acc = x if acc is None else combine(lw, kind, el, acc, x)
+        regs.append(acc)
+    return Tile(regs, out)
+
+
 def _reduce_axis(lw, op, src: Tile, el):
     """General reduction over one axis through shared memory."""
     sty, rty, axis, kind = op.src.type, op.result.type, op.axis, op.kind
     lanes = _row_lanes(op, src.layout)
     if lanes is not None:
         return _reduce_rows(lw, op, src, el, lanes)
+    lanes = _warp_row_lanes(lw, op, src.layout)
+    if lanes is not None:
+        return _reduce_warp_rows(lw, op, src, el, lanes)
     arg = kind in ("argmax", "argmin")
     mty, size = T.mem_type(el), T.mem_size(el)
     K = sty.shape[axis]
@@ -230,6 +286,14 @@ def _reduce(lw, op):
                 lw.values[o.result] = Tile([r], None)
             return [Tile([outs[0]], None)]
         return [Tile([_reduce_all(lw, op, src, el)], None)]
+    if op.result.type.numel == 1:
+        # every other axis has size 1 (Inductor's persistent reductions with XBLOCK=1: a
+        # [1, R] tile reduced over R): the elements' flat order is the axis order, so this
+        # is the full reduction (registers, shuffles, one exchange across warps), not
+        # _reduce_axis's walk of the row through shared memory by every thread
+        v = _reduce_all(lw, op, src, el)
+        out = lw.layout(op.result.type)
+        return [Tile([v] * (1 if out is None else out.nslots), out)]
     return [_reduce_axis(lw, op, src, el)]
 
 
