@@ -175,12 +175,78 @@ def _reduce_rows(lw, op, src: Tile, el, lanes):
     return Tile(regs, out)
 
 
+def _wide_row_lanes(op, lay):
+    """Lanes sharing one row when reducing the last axis of an exact blocked tile whose
+    rows are whole chunks spread over whole warps (a multiple of 32 lanes; else None)."""
+    sty = op.src.type
+    K = sty.shape[-1]
+    if (op.axis != len(sty.shape) - 1 or op.kind not in _FUSABLE or sty.element.kind == "bool"
+            or lay is None or not lay.exact or K % lay.vec):
+        return None
+    lanes = K // lay.vec
+    return lanes if lanes > 32 and lanes % 32 == 0 else None
+
+
+def _reduce_wide_rows(lw, op, src: Tile, el, lanes):
+    """Last-axis reduction of rows spanning whole warps: each thread combines its chunk
+    (and its other chunks of the same row when a row covers whole repetitions of the
+    block), a butterfly over the warp, lane 0 of each warp publishes one partial per row
+    piece, and every output slot combines its row's ``G`` partials (in warp order)."""
+    kind, lay = op.kind, src.layout
+    mty, size = T.mem_type(el), T.mem_size(el)
+    W = lay.threads // 32
+    rpr = lanes // lay.threads if lanes % lay.threads == 0 else 1
+    span = rpr * lay.vec
+    units = []
+    for q in range(lay.reps // rpr):
+        acc = src.regs[q * span]
+        for s in range(q * span + 1, (q + 1) * span):
+            acc = combine(lw, kind, el, acc, src.regs[s])
+        m = 16
+        while m >= 1:
+            acc = combine(lw, kind, el, acc, lw.shfl_xor(acc, m))
+            m //= 2
+        units.append(acc)
+    G = lanes // 32 // rpr                       # partials per row
+    nrow = op.result.type.numel
+    base = lw.smem(nrow * G * size)
+    lw.barrier()
+
+    def write():
+        for q, v in enumerate(units):
+            idx = lw.b.add(lw.i32(q * W), lw.warp)
+            lw.b.store(_mem(lw, v), lw.smem_addr(base, lw.b.mul(idx, lw.i32(size)))).align = size
+    lw.guarded(lw.b.icmp_unsigned("==", lw.lane, lw.i32(0)), write)
+    lw.barrier()
+    out = lw.layout(op.result.type)
+    regs = []
+    for s in range(out.nslots):
+        first = lw.b.mul(lw.elem_index(out, s), lw.i32(G))
+
+        def part(i, first=first):
+            a = lw.smem_addr(base, lw.b.mul(lw.b.add(first, i), lw.i32(size)))
+            x = lw.b.load(a, typ=mty)
+            x.align = size
+            return _reg(lw, x, T.llvm_type(el))
+        acc = part(lw.i32(0))
+        for i in range(1, G):       # G <= 32: lanes / 32 below a block, else its warps
+            acc = combine(lw, kind, el, acc, part(lw.i32(i)))
+        regs.append(acc)
+    return Tile(regs, out)
+
+
 def _reduce_axis(lw, op, src: Tile, el):
     """General reduction over one axis through shared memory."""
     sty, rty, axis, kind = op.src.type, op.result.type, op.axis, op.kind
+    if rty.numel == 1:                # every other dim is 1: a reduction of the whole tile
+        out = lw.layout(rty)
+        return Tile([_reduce_all(lw, op, src, el)] * out.nslots, out)
     lanes = _row_lanes(op, src.layout)
     if lanes is not None:
         return _reduce_rows(lw, op, src, el, lanes)
+    lanes = _wide_row_lanes(op, src.layout)
+    if lanes is not None:
+        return _reduce_wide_rows(lw, op, src, el, lanes)
     arg = kind in ("argmax", "argmin")
     mty, size = T.mem_type(el), T.mem_size(el)
     K = sty.shape[axis]
