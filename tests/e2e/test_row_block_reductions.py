@@ -2,7 +2,8 @@
 (``[XBLOCK, R0_BLOCK]`` tiles reduced over axis 1): ``XBLOCK = 1`` (one row: a reduction of
 the whole block) and rows spanning whole warps (``R0_BLOCK`` of 128 and more per row), on
 every backend against numpy -- sum, max, min, xor_sum, argmax and argmin of fp32, fp16 and
-int32, with ragged (masked) rows and several warps."""
+int32, with ragged (masked) rows, several warps, and rows of a length that is not a power
+of two (a tilejit extension)."""
 import numpy as np
 import pytest
 
@@ -43,6 +44,8 @@ def row_block_reduce(X, K, Out, Idx, M, N, XBLOCK: tl.constexpr, R0_BLOCK: tl.co
     (6, 500, 4, 512, 4, np.float32),        # a row of 128 lanes: one warp piece per row
     (7, 300, 2, 512, 2, np.float32),        # a row over two repetitions of the block
     (3, 100, 1, 128, 1, np.float16),        # one warp
+    (5, 1500, 2, 1536, 8, np.float32),      # rows of 384 lanes (not a power of two: a tilejit
+    (3, 1400, 1, 1536, 4, np.float32),      # extension) over 256 threads; one such row
 ])
 def test_row_block_reductions(backend, rng, M, N, xblock, rblock, warps, dtype):
     x = rng.standard_normal((M, N)).astype(dtype)

@@ -180,58 +180,76 @@ def _wide_row_lanes(op, lay):
     rows are whole chunks spread over whole warps (a multiple of 32 lanes; else None)."""
     sty = op.src.type
     K = sty.shape[-1]
-    if (op.axis != len(sty.shape) - 1 or op.kind not in _FUSABLE or sty.element.kind == "bool"
+    if (op.axis != len(sty.shape) - 1 or sty.element.kind == "bool"
             or lay is None or not lay.exact or K % lay.vec):
         return None
     lanes = K // lay.vec
     return lanes if lanes > 32 and lanes % 32 == 0 else None
 
 
-def _reduce_wide_rows(lw, op, src: Tile, el, lanes):
-    """Last-axis reduction of rows spanning whole warps: each thread combines its chunk
-    (and its other chunks of the same row when a row covers whole repetitions of the
-    block), a butterfly over the warp, lane 0 of each warp publishes one partial per row
-    piece, and every output slot combines its row's ``G`` partials (in warp order)."""
+def _warp_units(lw, op, src: Tile, el, rpr):
+    """Per (row piece, warp) partials: each thread combines the ``rpr`` repetitions of its
+    chunk that lie in one row, then a butterfly over the warp (arg*: (value, index in the
+    row) pairs, the lower index winning ties, so the order does not matter)."""
     kind, lay = op.kind, src.layout
-    mty, size = T.mem_type(el), T.mem_size(el)
-    W = lay.threads // 32
-    rpr = lanes // lay.threads if lanes % lay.threads == 0 else 1
+    arg = kind in ("argmax", "argmin")
+    K = op.src.type.shape[-1]
     span = rpr * lay.vec
     units = []
     for q in range(lay.reps // rpr):
-        acc = src.regs[q * span]
-        for s in range(q * span + 1, (q + 1) * span):
-            acc = combine(lw, kind, el, acc, src.regs[s])
-        m = 16
-        while m >= 1:
-            acc = combine(lw, kind, el, acc, lw.shfl_xor(acc, m))
-            m //= 2
-        units.append(acc)
+        acc = None
+        for s in range(q * span, (q + 1) * span):
+            x = src.regs[s]
+            if arg:
+                x = (arg_intake(lw, kind, el, x), lw.b.urem(lw.elem_index(lay, s), lw.i32(K)))
+            acc = x if acc is None else combine(lw, kind, el, acc, x)
+        for m in (16, 8, 4, 2, 1):
+            acc = combine(lw, kind, el, acc, _shfl(lw, acc, m))
+        units.append(acc if arg else (acc,))
+    return units
+
+
+def _reduce_wide_rows(lw, op, src: Tile, el, lanes):
+    """Last-axis reduction of rows spanning whole warps: :func:`_warp_units` (a thread's
+    chunks of one row combined when a row covers whole repetitions of the block), lane 0
+    of each warp publishes its partials, and every output slot combines its row's ``G``
+    partials in warp order."""
+    kind, lay = op.kind, src.layout
+    arg = kind in ("argmax", "argmin")
+    W = lay.threads // 32
+    rpr = lanes // lay.threads if lanes % lay.threads == 0 else 1
+    units = _warp_units(lw, op, src, el, rpr)
     G = lanes // 32 // rpr                       # partials per row
-    nrow = op.result.type.numel
-    base = lw.smem(nrow * G * size)
+    n = op.result.type.numel * G
+    sizes = [T.mem_size(el)] + ([4] if arg else [])
+    offs = [0, (n * sizes[0] + 7) // 8 * 8]
+    base = lw.smem(offs[1] + n * 4 if arg else n * sizes[0])
     lw.barrier()
 
     def write():
-        for q, v in enumerate(units):
+        for q, vals in enumerate(units):
             idx = lw.b.add(lw.i32(q * W), lw.warp)
-            lw.b.store(_mem(lw, v), lw.smem_addr(base, lw.b.mul(idx, lw.i32(size)))).align = size
+            for v, off, sz in zip(vals, offs, sizes):
+                a = lw.smem_addr(base, lw.b.add(lw.i32(off), lw.b.mul(idx, lw.i32(sz))))
+                lw.b.store(_mem(lw, v), a).align = sz
     lw.guarded(lw.b.icmp_unsigned("==", lw.lane, lw.i32(0)), write)
     lw.barrier()
     out = lw.layout(op.result.type)
     regs = []
     for s in range(out.nslots):
         first = lw.b.mul(lw.elem_index(out, s), lw.i32(G))
-
-        def part(i, first=first):
-            a = lw.smem_addr(base, lw.b.mul(lw.b.add(first, i), lw.i32(size)))
-            x = lw.b.load(a, typ=mty)
-            x.align = size
-            return _reg(lw, x, T.llvm_type(el))
-        acc = part(lw.i32(0))
-        for i in range(1, G):       # G <= 32: lanes / 32 below a block, else its warps
-            acc = combine(lw, kind, el, acc, part(lw.i32(i)))
-        regs.append(acc)
+        acc = None
+        for i in range(G):          # unrolled: G = lanes / 32 below a block, else its warps
+            at = lw.b.add(first, lw.i32(i))
+            parts = []
+            for v, off, sz in zip(units[0], offs, sizes):
+                x = lw.b.load(lw.smem_addr(base, lw.b.add(lw.i32(off), lw.b.mul(at, lw.i32(sz)))),
+                              typ=_mem(lw, v).type)
+                x.align = sz
+                parts.append(_reg(lw, x, v.type))
+            x = tuple(parts) if arg else parts[0]
+            acc = x if acc is None else combine(lw, kind, el, acc, x)
+        regs.append(acc[1] if arg else acc)
     return Tile(regs, out)
 
 
