@@ -10,6 +10,7 @@ import re
 import sys
 
 import tilejit
+from tests.cuda_switches import cuda_tuning
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 from test_row_block_reductions import row_block_reduce  # noqa: E402
@@ -55,3 +56,9 @@ def test_rows_over_repetitions_combine_in_registers():
     ptx = _ptx(2, 4096, 4)
     assert _loops(ptx) == 0
     assert len(re.findall(r"shfl\.sync\.bfly", ptx)) == 2 * 9 * 5
+
+
+def test_switch_off_walks_the_staged_rows():
+    with cuda_tuning(row_butterflies=False):
+        ptx = _ptx(1, 2048, 16)
+    assert _loops(ptx) >= 7          # one shared-memory walk per reduction

@@ -175,6 +175,12 @@ def _reduce_rows(lw, op, src: Tile, el, lanes):
     return Tile(regs, out)
 
 
+# ``CudaTuning.row_butterflies`` (Inductor's ``[XBLOCK, R0_BLOCK]`` reductions over axis 1): a block of one
+# row is reduced like a 1-D tile (_reduce_all), rows spanning whole warps by _reduce_wide_rows; OFF, both
+# take the general path below (every output slot walks its staged row: 2048 shared-memory loads per thread
+# and reduction for Inductor's softmax at XBLOCK=1, R0_BLOCK=2048, 16 warps: the PTX of the row that ran at
+# 0.02x Triton on an H200, 2026-12-03; A/B: bench/bench_corpus_cuda.py --only inductor_softmax, and with TILEJIT_CUDA_TUNING=row_butterflies=0).
+# PTX tests: tests/unit/test_cuda_ptx_row_reduce.py; e2e: tests/e2e/test_row_block_reductions.py.
 def _wide_row_lanes(op, lay):
     """Lanes sharing one row when reducing the last axis of an exact blocked tile whose
     rows are whole chunks spread over whole warps (a multiple of 32 lanes; else None)."""
@@ -256,13 +262,14 @@ def _reduce_wide_rows(lw, op, src: Tile, el, lanes):
 def _reduce_axis(lw, op, src: Tile, el):
     """General reduction over one axis through shared memory."""
     sty, rty, axis, kind = op.src.type, op.result.type, op.axis, op.kind
-    if rty.numel == 1:                # every other dim is 1: a reduction of the whole tile
+    wide = lw.tuning.row_butterflies
+    if wide and rty.numel == 1:       # every other dim is 1: a reduction of the whole tile
         out = lw.layout(rty)
         return Tile([_reduce_all(lw, op, src, el)] * out.nslots, out)
     lanes = _row_lanes(op, src.layout)
     if lanes is not None:
         return _reduce_rows(lw, op, src, el, lanes)
-    lanes = _wide_row_lanes(op, src.layout)
+    lanes = _wide_row_lanes(op, src.layout) if wide else None
     if lanes is not None:
         return _reduce_wide_rows(lw, op, src, el, lanes)
     arg = kind in ("argmax", "argmin")
