@@ -179,7 +179,8 @@ def _reduce_rows(lw, op, src: Tile, el, lanes):
 # row is reduced like a 1-D tile (_reduce_all), rows spanning whole warps by _reduce_wide_rows; OFF, both
 # take the general path below (every output slot walks its staged row: 2048 shared-memory loads per thread
 # and reduction for Inductor's softmax at XBLOCK=1, R0_BLOCK=2048, 16 warps: the PTX of the row that ran at
-# 0.02x Triton on an H200, 2026-12-03; A/B: bench/bench_corpus_cuda.py --only inductor_softmax, and with TILEJIT_CUDA_TUNING=row_butterflies=0).
+# 0.02x Triton on an H200, 2026-12-03; A/B: bench/bench_corpus_cuda.py --only inductor_softmax, with and
+# without TILEJIT_CUDA_TUNING=row_butterflies=0).
 # PTX tests: tests/unit/test_cuda_ptx_row_reduce.py; e2e: tests/e2e/test_row_block_reductions.py.
 def _wide_row_lanes(op, lay):
     """Lanes sharing one row when reducing the last axis of an exact blocked tile whose
