@@ -3,12 +3,14 @@
 the whole block) and rows spanning whole warps (``R0_BLOCK`` of 128 and more per row), on
 every backend against numpy -- sum, max, min, xor_sum, argmax and argmin of fp32, fp16 and
 int32, with ragged (masked) rows, several warps, and rows of a length that is not a power
-of two (a tilejit extension)."""
+of two (a tilejit extension).  On CUDA the results are bit-identical with the sibling
+reductions of a one-row block fused (``CudaTuning.fuse_siblings``) or done one by one."""
 import numpy as np
 import pytest
 
 import tilejit
 import tilejit.language as tl
+from tests.cuda_switches import cuda_tuning
 
 
 @tilejit.jit
@@ -51,12 +53,20 @@ def test_row_block_reductions(backend, rng, M, N, xblock, rblock, warps, dtype):
     x = rng.standard_normal((M, N)).astype(dtype)
     x[0, N // 3] = x[0, N // 2] = 9.0          # a tie: argmax takes the first
     k = rng.integers(-1000, 1000, (M, N)).astype(np.int32)
-    out = np.full((M, 5), -7.0, np.float32)
-    idx = np.full((M, 2), -7, np.int32)
-    grid = (-(-M // xblock),)
-    row_block_reduce[grid](x, k, out, idx, M, N, XBLOCK=xblock, R0_BLOCK=rblock, num_warps=warps)
+    def run():
+        out = np.full((M, 5), -7.0, np.float32)
+        idx = np.full((M, 2), -7, np.int32)
+        grid = (-(-M // xblock),)
+        row_block_reduce[grid](x, k, out, idx, M, N, XBLOCK=xblock, R0_BLOCK=rblock, num_warps=warps)
+        return out, idx
+    out, idx = run()
     xf = x.astype(np.float64)
     ref = np.stack([xf.sum(1), xf.max(1), k.min(1), np.bitwise_xor.reduce(k, axis=1),
                     np.exp(xf - xf.max(1, keepdims=True)).sum(1)], 1)
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-3)
     np.testing.assert_array_equal(idx, np.stack([xf.argmax(1), k.argmin(1)], 1))
+    if backend == "cuda":      # sibling reductions fused (one exchange across warps): bit-identical
+        with cuda_tuning(fuse_siblings=False):
+            off, off_idx = run()
+        np.testing.assert_array_equal(out.view(np.uint32), off.view(np.uint32))
+        np.testing.assert_array_equal(idx, off_idx)

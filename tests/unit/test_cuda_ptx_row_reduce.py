@@ -62,3 +62,9 @@ def test_switch_off_walks_the_staged_rows():
     with cuda_tuning(row_butterflies=False):
         ptx = _ptx(1, 2048, 16)
     assert _loops(ptx) >= 7          # one shared-memory walk per reduction
+
+
+def test_one_row_siblings_share_the_exchange_across_warps():
+    with cuda_tuning(fuse_siblings=False):
+        alone = _ptx(1, 2048, 16).count("bar.sync")
+    assert _ptx(1, 2048, 16).count("bar.sync") < alone

@@ -176,7 +176,7 @@ def _reduce_rows(lw, op, src: Tile, el, lanes):
 
 
 # ``CudaTuning.row_butterflies`` (Inductor's ``[XBLOCK, R0_BLOCK]`` reductions over axis 1): a block of one
-# row is reduced like a 1-D tile (_reduce_all), rows spanning whole warps by _reduce_wide_rows; OFF, both
+# row is reduced like a 1-D tile (_reduce_all, siblings fused: _whole in _reduce), rows spanning whole warps by _reduce_wide_rows; OFF, both
 # take the general path below (every output slot walks its staged row: 2048 shared-memory loads per thread
 # and reduction for Inductor's softmax at XBLOCK=1, R0_BLOCK=2048, 16 warps: the PTX of the row that ran at
 # 0.02x Triton on an H200, 2026-12-03; A/B: bench/bench_corpus_cuda.py --only inductor_softmax, with and
@@ -263,14 +263,10 @@ def _reduce_wide_rows(lw, op, src: Tile, el, lanes):
 def _reduce_axis(lw, op, src: Tile, el):
     """General reduction over one axis through shared memory."""
     sty, rty, axis, kind = op.src.type, op.result.type, op.axis, op.kind
-    wide = lw.tuning.row_butterflies
-    if wide and rty.numel == 1:       # every other dim is 1: a reduction of the whole tile
-        out = lw.layout(rty)
-        return Tile([_reduce_all(lw, op, src, el)] * out.nslots, out)
     lanes = _row_lanes(op, src.layout)
     if lanes is not None:
         return _reduce_rows(lw, op, src, el, lanes)
-    lanes = _wide_row_lanes(op, src.layout) if wide else None
+    lanes = _wide_row_lanes(op, src.layout) if lw.tuning.row_butterflies else None
     if lanes is not None:
         return _reduce_wide_rows(lw, op, src, el, lanes)
     arg = kind in ("argmax", "argmin")
@@ -313,16 +309,29 @@ def _reduce(lw, op):
     el = op.src.type.element
     if src.layout is None:
         raise NotImplementedError("tt.reduce of a scalar")
-    if len(op.src.type.shape) == 1:
+    if _whole(lw, op):
         sibs = siblings(lw, op, src) if lw.tuning.fuse_siblings else []
         if sibs:
             outs = _reduce_all_fused(lw, [op] + sibs)
             for o, r in zip(sibs, outs[1:]):
                 lw.deferred[o] = None           # lowered here (lower_op skips it)
-                lw.values[o.result] = Tile([r], None)
-            return [Tile([outs[0]], None)]
-        return [Tile([_reduce_all(lw, op, src, el)], None)]
+                lw.values[o.result] = _whole_tile(lw, o, r)
+            return [_whole_tile(lw, op, outs[0])]
+        return [_whole_tile(lw, op, _reduce_all(lw, op, src, el))]
     return [_reduce_axis(lw, op, src, el)]
+
+
+def _whole(lw, op):
+    """``op`` reduces its whole block: a 1-D tile, or (``CudaTuning.row_butterflies``) one
+    whose other dims are all 1 (Inductor's ``XBLOCK = 1`` rows)."""
+    return len(op.src.type.shape) == 1 or (lw.tuning.row_butterflies and op.result.type.numel == 1)
+
+
+def _whole_tile(lw, op, r):
+    """The result of a whole-block reduction: a scalar, or ``r`` in every slot of the
+    one-element result tile."""
+    lay = lw.layout(op.result.type)
+    return Tile([r] * (1 if lay is None else lay.nslots), lay)
 
 
 # Full reductions of one block whose inputs are all ready are done together: the
@@ -345,7 +354,7 @@ def siblings(lw, op, src):
     for o in block.ops[block.ops.index(op) + 1:]:
         if o.regions or o.has_trait("side_effect") or o.has_trait("writes_memory"):
             break
-        if not isinstance(o, ops.ReduceOp) or o.kind not in _FUSABLE or len(o.src.type.shape) != 1 \
+        if not isinstance(o, ops.ReduceOp) or o.kind not in _FUSABLE or not _whole(lw, o) \
                 or o.src not in lw.values or o in lw.deferred or o in lw.region_ops:
             continue
         if lw.remat is not None:
