@@ -63,6 +63,7 @@ class CudaTuning:
     chunk_constant_cmp: bool = True     # a compare proved constant over a chunk: evaluated once per chunk
     # rules_reduce.py
     fuse_siblings: bool = True          # full reductions of one block done together (one cross-warp exchange)
+    row_butterflies: bool = True        # last-axis reductions of one-row blocks / rows over whole warps: butterflies
     # remat.py
     remat_reductions: bool = True       # cheap values recomputed after reductions instead of kept live
     remat_occupancy: bool = True        # such a plan with room: ask ptxas for 2 CTAs per SM (.minnctapersm 2)

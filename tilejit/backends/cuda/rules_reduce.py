@@ -175,56 +175,88 @@ def _reduce_rows(lw, op, src: Tile, el, lanes):
     return Tile(regs, out)
 
 
-def _warp_row_lanes(lw, op, lay):
-    """Lanes per row when reducing the last axis of an exact blocked tile whose rows are
-    whole warps (a multiple of 32 lanes) dividing the program's threads (else None)."""
+# ``CudaTuning.row_butterflies`` (Inductor's ``[XBLOCK, R0_BLOCK]`` reductions over axis 1): a block of one
+# row is reduced like a 1-D tile (_reduce_all, siblings fused: _whole in _reduce), rows spanning whole warps by _reduce_wide_rows; OFF, both
+# take the general path below (every output slot walks its staged row: 2048 shared-memory loads per thread
+# and reduction for Inductor's softmax at XBLOCK=1, R0_BLOCK=2048, 16 warps: the PTX of the row that ran at
+# 0.02x Triton on an H200, 2026-12-03; A/B: bench/bench_corpus_cuda.py --only inductor_softmax, with and
+# without TILEJIT_CUDA_TUNING=row_butterflies=0).
+# PTX tests: tests/unit/test_cuda_ptx_row_reduce.py; e2e: tests/e2e/test_row_block_reductions.py.
+def _wide_row_lanes(op, lay):
+    """Lanes sharing one row when reducing the last axis of an exact blocked tile whose
+    rows are whole chunks spread over whole warps (a multiple of 32 lanes; else None)."""
     sty = op.src.type
     K = sty.shape[-1]
-    if (op.axis != len(sty.shape) - 1 or op.kind not in ("sum", "max", "min", "xor_sum")
-            or sty.element.kind == "bool" or lay is None or not lay.exact or K % lay.vec):
+    if (op.axis != len(sty.shape) - 1 or sty.element.kind == "bool"
+            or lay is None or not lay.exact or K % lay.vec):
         return None
     lanes = K // lay.vec
-    return lanes if lanes % 32 == 0 and lw.threads % lanes == 0 else None
+    return lanes if lanes > 32 and lanes % 32 == 0 else None
 
 
-def _reduce_warp_rows(lw, op, src: Tile, el, lanes):
-    """Last-axis reduction of rows spanning whole warps (Inductor's reductions of [X, R]
-    tiles with R over more than 32 lanes): each thread combines its chunk, a butterfly
-    finishes each warp's part, lane 0 publishes it, and each result combines its row's
-    warp parts in order -- instead of every thread walking its row through shared memory."""
+def _warp_units(lw, op, src: Tile, el, rpr):
+    """Per (row piece, warp) partials: each thread combines the ``rpr`` repetitions of its
+    chunk that lie in one row, then a butterfly over the warp (arg*: (value, index in the
+    row) pairs, the lower index winning ties, so the order does not matter)."""
     kind, lay = op.kind, src.layout
-    mty, size = T.mem_type(el), T.mem_size(el)
-    W, per_rep, wpr = lw.num_warps, lw.threads // lanes, lanes // 32
-    parts = []
-    for r in range(lay.reps):
-        acc = src.regs[r * lay.vec]
-        for j in range(1, lay.vec):
-            acc = combine(lw, kind, el, acc, src.regs[r * lay.vec + j])
+    arg = kind in ("argmax", "argmin")
+    K = op.src.type.shape[-1]
+    span = rpr * lay.vec
+    units = []
+    for q in range(lay.reps // rpr):
+        acc = None
+        for s in range(q * span, (q + 1) * span):
+            x = src.regs[s]
+            if arg:
+                x = (arg_intake(lw, kind, el, x), lw.b.urem(lw.elem_index(lay, s), lw.i32(K)))
+            acc = x if acc is None else combine(lw, kind, el, acc, x)
         for m in (16, 8, 4, 2, 1):
-            acc = combine(lw, kind, el, acc, lw.shfl_xor(acc, m))
-        parts.append(acc)
-    base = lw.smem(lay.reps * W * size)
+            acc = combine(lw, kind, el, acc, _shfl(lw, acc, m))
+        units.append(acc if arg else (acc,))
+    return units
+
+
+def _reduce_wide_rows(lw, op, src: Tile, el, lanes):
+    """Last-axis reduction of rows spanning whole warps: :func:`_warp_units` (a thread's
+    chunks of one row combined when a row covers whole repetitions of the block), lane 0
+    of each warp publishes its partials, and every output slot combines its row's ``G``
+    partials in warp order."""
+    kind, lay = op.kind, src.layout
+    arg = kind in ("argmax", "argmin")
+    W = lay.threads // 32
+    rpr = lanes // lay.threads if lanes % lay.threads == 0 else 1
+    units = _warp_units(lw, op, src, el, rpr)
+    G = lanes // 32 // rpr                       # partials per row
+    n = op.result.type.numel * G
+    sizes = [T.mem_size(el)] + ([4] if arg else [])
+    offs = [0, (n * sizes[0] + 7) // 8 * 8]
+    base = lw.smem(offs[1] + n * 4 if arg else n * sizes[0])
     lw.barrier()
 
     def write():
-        for r, v in enumerate(parts):
-            a = lw.smem_addr(base, lw.b.mul(lw.b.add(lw.i32(r * W), lw.warp), lw.i32(size)))
-            lw.b.store(_mem(lw, v), a).align = size
+        for q, vals in enumerate(units):
+            idx = lw.b.add(lw.i32(q * W), lw.warp)
+            for v, off, sz in zip(vals, offs, sizes):
+                a = lw.smem_addr(base, lw.b.add(lw.i32(off), lw.b.mul(idx, lw.i32(sz))))
+                lw.b.store(_mem(lw, v), a).align = sz
     lw.guarded(lw.b.icmp_unsigned("==", lw.lane, lw.i32(0)), write)
     lw.barrier()
     out = lw.layout(op.result.type)
     regs = []
     for s in range(out.nslots):
-        k = lw.elem_index(out, s)                       # the row
-        first = lw.b.add(lw.b.mul(lw.b.udiv(k, lw.i32(per_rep)), lw.i32(W)),
-                         lw.b.mul(lw.b.urem(k, lw.i32(per_rep)), lw.i32(wpr)))
+        first = lw.b.mul(lw.elem_index(out, s), lw.i32(G))
         acc = None
-        for j in range(wpr):
-            x = lw.b.load(lw.smem_addr(base, lw.b.mul(lw.b.add(first, lw.i32(j)), lw.i32(size))), typ=mty)
-            x.align = size
-            x = _reg(lw, x, T.llvm_type(el))
+        for i in range(G):          # unrolled: G = lanes / 32 below a block, else its warps
+            at = lw.b.add(first, lw.i32(i))
+            parts = []
+            for v, off, sz in zip(units[0], offs, sizes):
+                x = lw.b.load(lw.smem_addr(base, lw.b.add(lw.i32(off), lw.b.mul(at, lw.i32(sz)))),
+                              typ=_mem(lw, v).type)
+                x.align = sz
+                parts.append(_reg(lw, x, v.type))
+            x = tuple(parts) if arg else parts[0]
             acc = x if acc is None else combine(lw, kind, el, acc, x)
-        regs.append(acc)
+        regs.append(acc[1] if arg else acc)
     return Tile(regs, out)
 
 
@@ -234,9 +266,9 @@ def _reduce_axis(lw, op, src: Tile, el):
     lanes = _row_lanes(op, src.layout)
     if lanes is not None:
         return _reduce_rows(lw, op, src, el, lanes)
-    lanes = _warp_row_lanes(lw, op, src.layout)
+    lanes = _wide_row_lanes(op, src.layout) if lw.tuning.row_butterflies else None
     if lanes is not None:
-        return _reduce_warp_rows(lw, op, src, el, lanes)
+        return _reduce_wide_rows(lw, op, src, el, lanes)
     arg = kind in ("argmax", "argmin")
     mty, size = T.mem_type(el), T.mem_size(el)
     K = sty.shape[axis]
@@ -277,24 +309,29 @@ def _reduce(lw, op):
     el = op.src.type.element
     if src.layout is None:
         raise NotImplementedError("tt.reduce of a scalar")
-    if len(op.src.type.shape) == 1:
+    if _whole(lw, op):
         sibs = siblings(lw, op, src) if lw.tuning.fuse_siblings else []
         if sibs:
             outs = _reduce_all_fused(lw, [op] + sibs)
             for o, r in zip(sibs, outs[1:]):
                 lw.deferred[o] = None           # lowered here (lower_op skips it)
-                lw.values[o.result] = Tile([r], None)
-            return [Tile([outs[0]], None)]
-        return [Tile([_reduce_all(lw, op, src, el)], None)]
-    if op.result.type.numel == 1:
-        # every other axis has size 1 (Inductor's persistent reductions with XBLOCK=1: a
-        # [1, R] tile reduced over R): the elements' flat order is the axis order, so this
-        # is the full reduction (registers, shuffles, one exchange across warps), not
-        # _reduce_axis's walk of the row through shared memory by every thread
-        v = _reduce_all(lw, op, src, el)
-        out = lw.layout(op.result.type)
-        return [Tile([v] * (1 if out is None else out.nslots), out)]
+                lw.values[o.result] = _whole_tile(lw, o, r)
+            return [_whole_tile(lw, op, outs[0])]
+        return [_whole_tile(lw, op, _reduce_all(lw, op, src, el))]
     return [_reduce_axis(lw, op, src, el)]
+
+
+def _whole(lw, op):
+    """``op`` reduces its whole block: a 1-D tile, or (``CudaTuning.row_butterflies``) one
+    whose other dims are all 1 (Inductor's ``XBLOCK = 1`` rows)."""
+    return len(op.src.type.shape) == 1 or (lw.tuning.row_butterflies and op.result.type.numel == 1)
+
+
+def _whole_tile(lw, op, r):
+    """The result of a whole-block reduction: a scalar, or ``r`` in every slot of the
+    one-element result tile."""
+    lay = lw.layout(op.result.type)
+    return Tile([r] * (1 if lay is None else lay.nslots), lay)
 
 
 # Full reductions of one block whose inputs are all ready are done together: the
@@ -317,7 +354,7 @@ def siblings(lw, op, src):
     for o in block.ops[block.ops.index(op) + 1:]:
         if o.regions or o.has_trait("side_effect") or o.has_trait("writes_memory"):
             break
-        if not isinstance(o, ops.ReduceOp) or o.kind not in _FUSABLE or len(o.src.type.shape) != 1 \
+        if not isinstance(o, ops.ReduceOp) or o.kind not in _FUSABLE or not _whole(lw, o) \
                 or o.src not in lw.values or o in lw.deferred or o in lw.region_ops:
             continue
         if lw.remat is not None:
