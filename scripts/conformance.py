@@ -170,6 +170,11 @@ def run(args, command=None) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     env.setdefault("TILEJIT_NUM_THREADS", "1")
+    # one thread per pytest process for numpy's BLAS and torch as well: --jobs processes of
+    # as many threads as cores each oversubscribe the machine (a 1024x512x512 reference
+    # matmul of test_mxfp8_mxfp4_matmul took 49 s instead of 9 s on a loaded 2-core host)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(var, "1")
     start = time.time()
     with tempfile.TemporaryDirectory(prefix="tj-conformance-") as tmp:
         import threading

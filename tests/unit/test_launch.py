@@ -18,7 +18,8 @@ class FakeFrontend:
     def __init__(self):
         self.calls = []
 
-    def __call__(self, jitfn, arg_types, constexprs, specialization, *more, keep_frames=False):
+    def __call__(self, jitfn, arg_types, constexprs, specialization, launch_options=None, *,
+                 keep_frames=False):
         self.calls.append((dict(arg_types), dict(constexprs), dict(specialization or {})))
         k = K(jitfn.__name__, **{n: t.name for n, t in arg_types.items()})
         f = k._f
