@@ -51,8 +51,19 @@ def dot_colmajor(X, sxm, sxk, Y, syk, syn, Z, B: tl.constexpr):
     tl.store(Z + pid * B * B + r[:, None] * B + r[None, :], z)
 
 
-def _kernels(jit):
-    return jit(transpose), jit(dot_colmajor)
+def _kernels(jit, lang=tl):
+    """The two kernels under ``jit``, their ``tl`` bound to ``lang`` (Triton's JIT rejects a
+    kernel that reads another package's functions, so its copies are made from the source)."""
+    if lang is tl:
+        return jit(transpose), jit(dot_colmajor)
+    import inspect
+    import linecache
+    ns = {"tl": lang}
+    for fn in (transpose, dot_colmajor):
+        src, name = inspect.getsource(fn), f"<{fn.__name__} for {lang.__name__}>"
+        linecache.cache[name] = (len(src), None, src.splitlines(True), name)   # getsource finds it
+        exec(compile(src, name, "exec"), ns)
+    return jit(ns["transpose"]), jit(ns["dot_colmajor"])
 
 
 def _run(tj, tr, name, launch):
@@ -77,7 +88,7 @@ def main():
     tj = _kernels(tilejit.jit)
     try:
         import triton
-        tr = _kernels(triton.jit) if triton.jit is not tilejit.jit else (None, None)
+        tr = _kernels(triton.jit, triton.language) if triton.jit is not tilejit.jit else (None, None)
     except ImportError:
         tr = (None, None)
     rows = {}
