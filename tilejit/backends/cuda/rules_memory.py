@@ -307,7 +307,9 @@ def _store(lw, op):
         masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
     if lay is None:   # a scalar store: one thread writes
         masks = [_and(lw, masks[0], lw.b.icmp_unsigned("==", lw.tid, lw.i32(0)))]
-    if scatter.wants_relayout(lw, op.ptr, lay, w):
+    planned = lw.plan.relayout.get(op)  # (layout, decision) planned (plan.py)
+    if got is None and (planned[1] if planned is not None and planned[0] == lay
+                        else scatter.wants_relayout(lw, op.ptr, lay, w)):
         lay, ptrs, vals, masks = scatter.relayout(lw, lay, ptrs, vals, masks)
     if lw.sanitize:   # w == 1: checked lanes, each owned copy once
         masks = check_slots(lw, op, ptrs, [_store_owned(lw, lay, s, m) for s, m in enumerate(masks)],
