@@ -510,7 +510,7 @@ def test_loop_free_dot_loads_fp16_operands_in_16_byte_chunks():
     if tgt.find_ptxas():
         tgt.ptxas(ptx, 90)
 
-    # a dot with an fp16 result (rules_mma.lower_dot_mma_half_acc: mma with fp32
+    # a dot with an fp16 result (rules_mma.lower_dot_mma_half_acc, planned by plan_half_acc: mma with fp32
     # accumulation, one rounding) loads the same way and stores 8 halves per access
     from test_dot_loop_free import dot_fp16_out
     ptx = tilejit.compile(dot_fp16_out, signature={"X": "*fp16", "Y": "*fp16", "Z": "*fp16"},

@@ -1,4 +1,4 @@
-"""Accesses of 2-D tiles contiguous along dim 0 only (rules_memory.transposed_plan): the
+"""Accesses of 2-D tiles contiguous along dim 0 only (rules_memory.transposed_width, planned in plan.py): the
 access plan along dim 0 (analysis/access.plan_access(dim=0)) decides the vector width;
 the CUDA backend then loads or stores in vectors along dim 0 in the transposed tile's
 layout.  No GPU needed; the values are checked by tests/e2e/test_transposed_access.py."""

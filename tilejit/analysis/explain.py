@@ -143,7 +143,7 @@ def _access(facts, op, name: str) -> str:
         return f"{head}: {path}"
     if plan.width == 1 and len(shape) == 2:
         down = access_plan(facts, ptr, mask, max_lanes=lanes, dim=0)
-        if down.width > 1:       # the cuda backend's transposed access (rules_memory.transposed_plan)
+        if down.width > 1:       # the cuda backend's transposed access (rules_memory.transposed_width)
             path += (f"; contiguous along dim 0: on cuda (outside loops) {down.width} lanes x {e} B "
                      "per access along dim 0, transposed through shared memory")
     want = lanes

@@ -12,8 +12,12 @@ operand layouts of loop-free dot kernels (rules_mma.widen_operand_chunks), the
 rematerialisation plan of row reductions (remat.py), each ``scf.for``'s strategy
 (:func:`plan_loop`: the choice among the cp.async ring, the row region and its cp.async
 ring, mma accumulators with rotated loads, or plain code), the vector width of every
-load and store, the layout of every dot (mma.sync, or multiply-adds; the dots of a
-cp.async ring are the ring's) and the loops around dot loops whose bodies read the
+load and store (and, for 2-D tiles contiguous along dim 0 only, the transposed access:
+rules_memory.transposed_width; for scattered stores, the move to one element per thread:
+scatter.wants_relayout), the layout of every dot (mma.sync -- also for an fp16/bf16
+accumulator, widened: rules_mma.plan_half_acc --, or multiply-adds; the dots of a
+cp.async ring are the ring's), the strategy of every tt.reduce
+(rules_reduce.reduce_strategy) and the loops around dot loops whose bodies read the
 thread index again (async_pipeline.fresh_thread_ids).  The register cap (occupancy.py)
 depends on what the rings emitted and is decided after lowering; the printed stage
 reports it.
@@ -80,6 +84,10 @@ class CudaPlan:
     loops: dict = field(default_factory=dict)       # scf.for -> LoopPlan
     access: dict = field(default_factory=dict)      # load / store -> elements per access
     dots: dict = field(default_factory=dict)        # tt.dot -> MmaLayout (mma.sync) or None (FMA)
+    transposed: dict = field(default_factory=dict)  # load / store -> elements per access along dim 0
+    half_acc: dict = field(default_factory=dict)    # FMA tt.dot -> MmaLayout: fp16/bf16 accumulator on mma
+    reductions: dict = field(default_factory=dict)  # tt.reduce -> (source Layout, (strategy, lanes))
+    relayout: dict = field(default_factory=dict)    # tt.store -> (pointer Layout, moved to one element per thread)
     fresh_tid: set = field(default_factory=set)     # loops whose body reads %tid.x again (around dot loops)
     layouts: dict = field(default_factory=dict)     # shape -> Layout chosen by a pass (not the default)
     hoisted: int = 0                                # branch loads issued before their scf.if
@@ -113,13 +121,30 @@ def plan_kernel(lw) -> CudaPlan:
             p.loops[o] = plan_loop(lw, o)
         if isinstance(o, (ops.ForOp, ops.WhileOp)) and wants_fresh_tid(lw, o):
             p.fresh_tid.add(o)
-    from .rules_memory import vector_width
-    from .rules_mma import plan_for_dot
+    from .rules_memory import transposed_width, vector_width
+    from .rules_mma import plan_for_dot, plan_half_acc
+    from .rules_reduce import reduce_strategy
+    from .scatter import wants_relayout
+    region = {o for lp in p.loops.values() if lp.rows is not None for o in lp.rows.ops}
     for o in lw.func.walk():
         if isinstance(o, (ops.LoadOp, ops.StoreOp)):
             p.access[o] = vector_width(lw, o, o.ptr, o.mask, o.ptr.type.element.element)
+            tw = transposed_width(lw, o) if p.access[o] == 1 else None
+            if tw is not None:          # contiguous along dim 0 only: the transposed access
+                p.transposed[o] = tw
+            elif isinstance(o, ops.StoreOp):    # scattered: one element per thread (scatter.py)
+                lay = lw.layout(o.ptr.type)
+                p.relayout[o] = (lay, wants_relayout(lw, o.ptr, lay, p.access[o]))
         elif isinstance(o, ops.DotOp):     # a row region's dots: its forced layout
             p.dots[o] = plan_for_dot(lw, o)
+            half = plan_half_acc(lw, o) if p.dots[o] is None else None
+            if half is not None:
+                p.half_acc[o] = half
+        elif isinstance(o, ops.ReduceOp) and o in region:
+            p.reductions[o] = (None, ("in the row region (mma_rows.py)", None))
+        elif isinstance(o, ops.ReduceOp):
+            lay = lw.layout(o.src.type)
+            p.reductions[o] = (lay, reduce_strategy(lw, o, lay))
     return p
 
 
@@ -344,14 +369,26 @@ def print_plan(lw) -> str:
             ml = p.dots[o]
             m, k = o.a.type.shape[-2:]
             ring = next((lp.ring for lp in p.loops.values() if lp.ring is not None and lp.ring.dot is o), None)
+            hl = p.half_acc.get(o)
             how = (f"in the loop's cp.async ring ({ring.consumer})" if ring is not None
                    else f"mma {ml.shape} warps {ml.wm}x{ml.wn}" if ml is not None
+                   else f"mma {hl.shape} warps {hl.wm}x{hl.wn}, the {o.acc.type.element} accumulator "
+                        "widened to fp32" if hl is not None
                    else "multiply-adds through shared memory")
             lines.append(f"  tt.dot {m}x{o.b.type.shape[-1]}x{k} {o.a.type.element} at {_loc(o)}: {how}")
+        elif isinstance(o, ops.ReduceOp) and o in p.reductions:
+            strategy, lanes = p.reductions[o][1]
+            lines.append(f"  tt.reduce {o.kind} {_ty(o.src)} axis {o.axis} at {_loc(o)}: {strategy}"
+                         + (f", {lanes} lanes per row" if lanes else ""))
         elif isinstance(o, (ops.LoadOp, ops.StoreOp)) and o in p.access and o.ptr.type.shape:
             name = "tt.load" if isinstance(o, ops.LoadOp) else "tt.store"
             lines.append(f"  {name} {_access_ty(o)} at {_loc(o)}: width {p.access[o]}"
                          + (" (masked)" if o.mask is not None else ""))
+            if o in p.relayout and p.relayout[o][1]:
+                lines.append("    scattered: moved to one element per thread first (scatter.py)")
+            if o in p.transposed:
+                lines.append(f"    transposed: width {p.transposed[o]} along dim 0 "
+                             "(the tile's transpose, exchanged through shared memory)")
     if p.remat is not None:
         lines.append(f"  remat: values recomputed after {len(p.remat.plan.points)} reduction(s)"
                      + (f", .minnctapersm {p.min_ctas}" if p.min_ctas else ""))

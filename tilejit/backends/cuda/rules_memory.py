@@ -159,9 +159,10 @@ def _other_regs(lw, op, el, n):
 TRANSPOSED_MAX_BYTES = 48 * 1024        # shared memory of the transpose
 
 
-def transposed_plan(lw, op):
-    """(layout of the transposed shape, elements per access, [pointer, mask, other]
-    registers in it) for ``op`` (a load or store) along dim 0, or None."""
+def transposed_width(lw, op):
+    """Elements per access along dim 0 when ``op`` (a load or store of a 2-D tile
+    contiguous along dim 0 only) takes the transposed access, or None (the planner's
+    decision, plan.py: ``lw.plan.transposed``)."""
     ty = op.ptr.type
     if not lw.tuning.transposed_access or lw.sanitize or not lw.vectorize or lw.facts is None \
             or len(ty.shape) != 2 or _in_loop(op):
@@ -176,6 +177,21 @@ def transposed_plan(lw, op):
     w = plan_access(lw.facts, op.ptr, op.mask, CUDA_ACCESS, max_lanes=inner.vec, dim=0).width
     if w < 2:
         return None
+    from .rules_tiles import can_rematerialize
+    if not all(v is None or can_rematerialize(lw, v)
+               for v in (op.ptr, op.mask, getattr(op, "other", None))):
+        return None
+    return w
+
+
+def transposed_plan(lw, op):
+    """(layout of the transposed shape, elements per access, [pointer, mask, other]
+    registers in it) for ``op`` when the plan takes its transposed access, or None."""
+    w = lw.plan.transposed.get(op)
+    if w is None:
+        return None
+    (R, C), size = op.ptr.type.shape, T.mem_size(op.ptr.type.element.element)
+    inner = make_layout((C, R), lw.threads, max_vec=max(1, 16 // size))
     from .rules_tiles import rematerialize
     idx = [lw.multi_index((C, R), lw.elem_index(inner, s))[::-1] for s in range(inner.nslots)]
     regs = []
@@ -291,7 +307,9 @@ def _store(lw, op):
         masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
     if lay is None:   # a scalar store: one thread writes
         masks = [_and(lw, masks[0], lw.b.icmp_unsigned("==", lw.tid, lw.i32(0)))]
-    if scatter.wants_relayout(lw, op.ptr, lay, w):
+    planned = lw.plan.relayout.get(op)  # (layout, decision) planned (plan.py)
+    if got is None and (planned[1] if planned is not None and planned[0] == lay
+                        else scatter.wants_relayout(lw, op.ptr, lay, w)):
         lay, ptrs, vals, masks = scatter.relayout(lw, lay, ptrs, vals, masks)
     if lw.sanitize:   # w == 1: checked lanes, each owned copy once
         masks = check_slots(lw, op, ptrs, [_store_owned(lw, lay, s, m) for s, m in enumerate(masks)],

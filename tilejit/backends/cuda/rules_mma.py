@@ -370,18 +370,23 @@ def lower_dot_mma(lw, op, ml: MmaLayout, acc: Tile | None = None) -> Tile:
     return Tile(regs, ml)
 
 
-def lower_dot_mma_half_acc(lw, op) -> Tile | None:
-    """A dot of fp16/bf16 operands with an fp16/bf16 accumulator (``out_dtype``) on
-    tensor cores: the accumulator widened to fp32, ``mma.sync`` with fp32 accumulation,
-    the sum rounded once to the accumulator's type -- the reference interpreter's
-    semantics (products summed in fp32, one rounding).  None where mma does not apply."""
+def plan_half_acc(lw, op):
+    """The mma layout (fp32 accumulator) of a dot of fp16/bf16 operands with an fp16/bf16
+    accumulator (``out_dtype``) lowered by :func:`lower_dot_mma_half_acc`, or None where
+    mma does not apply (the planner's decision, plan.py: ``lw.plan.half_acc``)."""
     from ...ir.types import float32
     cel = op.acc.type.element
     if cel.name not in ("fp16", "bf16") or op.acc.op in lw.deferred:
         return None
-    ml = plan(lw, op.a.type, op.b.type, op.acc.type.with_element(float32))
-    if ml is None:
-        return None
+    return plan(lw, op.a.type, op.b.type, op.acc.type.with_element(float32))
+
+
+def lower_dot_mma_half_acc(lw, op, ml) -> Tile:
+    """A dot with an fp16/bf16 accumulator on tensor cores (layout ``ml``, planned by
+    :func:`plan_half_acc`): the accumulator widened to fp32, ``mma.sync`` with fp32
+    accumulation, the sum rounded once to the accumulator's type -- the reference
+    interpreter's semantics (products summed in fp32, one rounding)."""
+    cel = op.acc.type.element
     acc = lw.get(op.acc)
     wide = Tile([ir.Constant(T.F32, float(v.constant)) if isinstance(v, ir.Constant)
                  else lw.b.fpext(v, T.F32) for v in acc.regs], acc.layout)

@@ -260,14 +260,30 @@ def _reduce_wide_rows(lw, op, src: Tile, el, lanes):
     return Tile(regs, out)
 
 
-def _reduce_axis(lw, op, src: Tile, el):
-    """General reduction over one axis through shared memory."""
+def reduce_strategy(lw, op, lay):
+    """How ``op`` (a tt.reduce of a tile in layout ``lay``) is lowered: ``(strategy, lanes)``
+    with strategy 'whole block' (_reduce_all, siblings fused), 'row lanes' (_reduce_rows:
+    ``lanes`` lanes per row), 'wide rows' (_reduce_wide_rows) or 'general' (through shared
+    memory) -- the planner's decision (plan.py: ``lw.plan.reductions``)."""
+    if _whole(lw, op):
+        return "whole block", None
+    lanes = _row_lanes(op, lay)
+    if lanes is not None:
+        return "row lanes", lanes
+    lanes = _wide_row_lanes(op, lay) if lw.tuning.row_butterflies else None
+    if lanes is not None:
+        return "wide rows", lanes
+    return "general", None
+
+
+def _reduce_axis(lw, op, src: Tile, el, how):
+    """Reduction over one axis: the planned strategy ``how`` (reduce_strategy); the
+    general one through shared memory."""
     sty, rty, axis, kind = op.src.type, op.result.type, op.axis, op.kind
-    lanes = _row_lanes(op, src.layout)
-    if lanes is not None:
+    strategy, lanes = how
+    if strategy == "row lanes":
         return _reduce_rows(lw, op, src, el, lanes)
-    lanes = _wide_row_lanes(op, src.layout) if lw.tuning.row_butterflies else None
-    if lanes is not None:
+    if strategy == "wide rows":
         return _reduce_wide_rows(lw, op, src, el, lanes)
     arg = kind in ("argmax", "argmin")
     mty, size = T.mem_type(el), T.mem_size(el)
@@ -309,7 +325,10 @@ def _reduce(lw, op):
     el = op.src.type.element
     if src.layout is None:
         raise NotImplementedError("tt.reduce of a scalar")
-    if _whole(lw, op):
+    lay, how = lw.plan.reductions.get(op, (None, None))     # planned for ``lay`` (plan.py)
+    if how is None or src.layout != lay:        # the tile arrived in another layout
+        how = reduce_strategy(lw, op, src.layout)
+    if how[0] == "whole block":
         sibs = siblings(lw, op, src) if lw.tuning.fuse_siblings else []
         if sibs:
             outs = _reduce_all_fused(lw, [op] + sibs)
@@ -318,7 +337,7 @@ def _reduce(lw, op):
                 lw.values[o.result] = _whole_tile(lw, o, r)
             return [_whole_tile(lw, op, outs[0])]
         return [_whole_tile(lw, op, _reduce_all(lw, op, src, el))]
-    return [_reduce_axis(lw, op, src, el)]
+    return [_reduce_axis(lw, op, src, el, how)]
 
 
 def _whole(lw, op):
@@ -411,9 +430,9 @@ def _dot(lw, op):
     ml = lw.plan.dots[op]               # mma.sync layout, or None (plan.py)
     if ml is not None:
         return [lower_dot_mma(lw, op, ml)]
-    half = lower_dot_mma_half_acc(lw, op)
+    half = lw.plan.half_acc.get(op)     # fp16/bf16 accumulator on mma (plan.py)
     if half is not None:
-        return [half]
+        return [lower_dot_mma_half_acc(lw, op, half)]
     a, b_, acc = lw.get(op.a), lw.get(op.b), lw.get(op.acc)
     (M, K), (_, N) = op.a.type.shape, op.b.type.shape
     ael, bel, cel = op.a.type.element, op.b.type.element, op.acc.type.element

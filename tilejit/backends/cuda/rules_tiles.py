@@ -175,6 +175,13 @@ def _plan(lw, value, dims, plan, seen) -> bool:
     return True
 
 
+def can_rematerialize(lw, value) -> bool:
+    """Whether :func:`rematerialize` can recompute ``value`` (decided before lowering)."""
+    if not lw.tuning.remat_broadcasts or lw.sanitize:
+        return False
+    return value.op is not None and _plan(lw, value, tuple(range(len(value.type.shape))), [], set())
+
+
 def rematerialize(lw, value, lay=None, idx=None):
     """Registers of ``value`` (a broadcast result) in its blocked layout, recomputed
     per slot from its definition -- aranges, constants, scalars and pure elementwise
