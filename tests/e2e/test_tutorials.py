@@ -4,6 +4,7 @@ import pytest
 
 import tilejit
 import tilejit.language as tl
+from tests.shared_kernels import script_kernels
 
 
 # --------------------------------------------------------------------- vector add
@@ -255,37 +256,7 @@ def test_low_memory_dropout(backend, p, rng):
 
 
 # --------------------------------------------------------------------- layer norm
-@tilejit.jit
-def layer_norm_fwd_fused(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.constexpr):
-    row = tl.program_id(0)
-    Y += row * stride
-    X += row * stride
-    mean = 0
-    _mean = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-    for off in range(0, N, BLOCK_SIZE):
-        cols = off + tl.arange(0, BLOCK_SIZE)
-        a = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-        _mean += a
-    mean = tl.sum(_mean, axis=0) / N
-    _var = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-    for off in range(0, N, BLOCK_SIZE):
-        cols = off + tl.arange(0, BLOCK_SIZE)
-        x = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-        x = tl.where(cols < N, x - mean, 0.)
-        _var += x * x
-    var = tl.sum(_var, axis=0) / N
-    rstd = 1 / tl.sqrt(var + eps)
-    tl.store(Mean + row, mean)
-    tl.store(Rstd + row, rstd)
-    for off in range(0, N, BLOCK_SIZE):
-        cols = off + tl.arange(0, BLOCK_SIZE)
-        mask = cols < N
-        w = tl.load(W + cols, mask=mask)
-        b = tl.load(B + cols, mask=mask)
-        x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
-        x_hat = (x - mean) * rstd
-        y = x_hat * w + b
-        tl.store(Y + cols, y, mask=mask)
+# tutorial 05's forward kernel, as published: tests/triton_scripts/layer_norm.py
 
 
 @pytest.mark.parametrize("M,N,block", [(8, 1000, 256), (3, 64, 64), (16, 513, 128)])
@@ -297,6 +268,7 @@ def test_layer_norm_forward(backend, M, N, block, rng):
     mean = np.zeros(M, np.float32)
     rstd = np.zeros(M, np.float32)
     eps = 1e-5
+    layer_norm_fwd_fused = script_kernels("layer_norm.py")["_layer_norm_fwd_fused"]
     layer_norm_fwd_fused[(M,)](x, y, w, b, mean, rstd, x.strides[0] // 4, N, eps, BLOCK_SIZE=block)
     x64 = x.astype(np.float64)
     mu = x64.mean(1)
