@@ -19,6 +19,7 @@ from tests.cuda_switches import cuda_tuning
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 from test_layer_norm_memory_bound import ln_bwd_dx  # noqa: E402  (the tutorial's dx kernel)
+from test_row_loop_layouts import ln_forward_rows  # noqa: E402  (Liger's LayerNorm forward)
 
 SIG = {"DX": "*fp16", "DY": "*fp16", "DW": "*fp16", "DB": "*fp16", "X": "*fp16", "W": "*fp16",
        "Mean": "*fp32", "Rstd": "*fp32", "Lock": "*i32", "stride": "i32", "N": "i32"}
@@ -135,24 +136,6 @@ def test_sibling_reductions_share_one_exchange(fused, bars):
     assert _count(ptx, r"bar\.sync") == bars + 2
 
 
-@tilejit.jit
-def ln_fwd_rows(Y, X, W, B, Mean, Rstd, stride, n_cols, eps, BLOCK: tl.constexpr):
-    """Liger-Kernel's LayerNorm forward: w and b converted to fp32 before the row sums."""
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
-    b = tl.load(B + cols, mask=mask, other=0.0).to(tl.float32)
-    x = tl.load(X + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    mean = tl.sum(x, axis=0) / n_cols
-    xc = x - mean
-    var = tl.sum(tl.where(mask, xc, 0.0) * tl.where(mask, xc, 0.0), axis=0) / n_cols
-    rstd = 1.0 / tl.sqrt(var + eps)
-    tl.store(Mean + row, mean)
-    tl.store(Rstd + row, rstd)
-    tl.store(Y + row * stride + cols, (xc * rstd * w + b).to(Y.dtype.element_ty), mask=mask)
-
-
 LN_SIG = {"Y": "*bf16", "X": "*bf16", "W": "*bf16", "B": "*bf16", "Mean": "*fp32", "Rstd": "*fp32",
           "stride": "i32", "n_cols": "i32", "eps": "fp32"}
 
@@ -162,9 +145,9 @@ def test_no_occupancy_request_where_the_plain_lowering_already_fits_two(remat_on
     within half of two programs' budget already.  The plan still converts w and b again
     after the sums, but asks ptxas nothing: the request would only loosen it (Liger's
     LayerNorm forward: 47 registers without it, 63 with it -- 5 -> 4 programs per SM)."""
-    ptx = _ptx(ln_fwd_rows, LN_SIG, 8, BLOCK=4096)
+    ptx = _ptx(ln_forward_rows, LN_SIG, 8, BLOCK=4096)
     with cuda_tuning(remat_reductions=False):
-        plain = _ptx(ln_fwd_rows, LN_SIG, 8, BLOCK=4096)
+        plain = _ptx(ln_forward_rows, LN_SIG, 8, BLOCK=4096)
     assert _count(ptx, r"cvt\.f32\.bf16") > _count(plain, r"cvt\.f32\.bf16") == 48
     assert ".minnctapersm" not in ptx
 
