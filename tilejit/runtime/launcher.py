@@ -12,8 +12,6 @@ import numpy as np
 
 from ..backends import Buffer, LaunchArgs, get_backend
 from .launch import LAUNCH_OPTIONS, binder_for, choose_backend, normalize_grid
-
-_LAUNCH_OPTION_SET = frozenset(LAUNCH_OPTIONS)
 from . import recompile as _recompile
 from .options import get_options
 from .validate import (check_devices, check_grid, check_launch_options, needs_grid_check,
@@ -30,6 +28,7 @@ from ..analysis.explain import print_explanation
 from . import options as _options_mod
 
 _EMPTY = inspect.Parameter.empty
+_LAUNCH_OPTION_SET = frozenset(LAUNCH_OPTIONS)   # the keywords of a launch that are not parameters
 _from_buffer = ctypes.c_char.from_buffer
 _addressof = ctypes.addressof
 _OPTION_TOKENS: dict = {}       # Options -> small int (hashing the dataclass per launch is slow)
@@ -327,7 +326,8 @@ class Launcher:
                         if g[0] and g[1] and g[2]:
                             if needs_grid_check(g):
                                 check_grid(g, self.name, backend)
-                            kernel.launch(g, LaunchArgs(values, None, vals, raw), **dict(lopts))
+                            la = LaunchArgs(values, None, vals, raw)
+                            kernel.launch(g, la, **dict(lopts)) if lopts else kernel.launch(g, la)
                         return kernel
         return self.call_general(args, kwargs, grid, warmup)
 
