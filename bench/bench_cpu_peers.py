@@ -197,6 +197,19 @@ def row(case: str, unit: str, seconds: dict, amount: float | None, **extra) -> d
             "best_value": peers.get(best), "tilejit": tj, "ratio": ratio, **extra}
 
 
+def outputs(make):
+    """``(out, outs)``: ``out(k)`` is ``outs[k]``, made by ``make()`` the first time ``k``
+    asks -- each framework's output allocated once, outside the timed calls."""
+    outs = {}
+
+    def out(k):
+        o = outs.get(k)
+        if o is None:
+            o = outs[k] = make()
+        return o
+    return out, outs
+
+
 # ---------------------------------------------------------------- workloads
 def vector_add(P, reps, sizes, block=4096):
     rows = []
@@ -204,12 +217,7 @@ def vector_add(P, reps, sizes, block=4096):
     for e in sizes:
         n = 1 << e
         x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
-        outs = {}
-
-        def out(k):
-            if k not in outs:              # allocated once: not inside the timed call
-                outs[k] = np.empty_like(x)
-            return outs[k]
+        out, outs = outputs(lambda: np.empty_like(x))
         fns = {"tilejit": lambda: K.add_kernel[(tilejit.cdiv(n, block),)](x, y, out("tilejit"), n, BLOCK=block),
                "numpy": lambda: np.add(x, y, out=out("numpy"))}
         if P.numba:
@@ -248,10 +256,7 @@ def launch(P, reps):
 
 def row_sum(P, reps, R=8192, C=8192):
     x = np.random.default_rng(1).random((R, C), dtype=np.float32)
-    outs = {}
-
-    def out(k):
-        return outs.setdefault(k, np.empty(R, np.float32))
+    out, outs = outputs(lambda: np.empty(R, np.float32))
     fns = {"tilejit": lambda: KP.row_sum_kernel[(R,)](x, out("tilejit"), C, C, BLOCK=1024),
            "numpy": lambda: np.sum(x, axis=1, out=out("numpy"))}
     if P.numba:
@@ -274,10 +279,7 @@ def layer_norm(P, reps, R=8192, C=1024, eps=1e-5):
     x = (rng.standard_normal((R, C)) * 3 + 1).astype(np.float32)
     w, b = rng.standard_normal(C).astype(np.float32), rng.standard_normal(C).astype(np.float32)
     mean, rstd = np.empty(R, np.float32), np.empty(R, np.float32)
-    outs = {}
-
-    def out(k):
-        return outs.setdefault(k, np.empty_like(x))
+    out, outs = outputs(lambda: np.empty_like(x))
 
     def numpy_ln():
         m = x.mean(axis=1, keepdims=True)
@@ -311,12 +313,7 @@ def matmul(P, reps, sizes, BM=128, BN=128, BK=64):
     rng = np.random.default_rng(3)
     for n in sizes:
         a, b = rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32)
-        outs = {}
-
-        def out(k):
-            if k not in outs:              # allocated once: not inside the timed call
-                outs[k] = np.empty((n, n), np.float32)
-            return outs[k]
+        out, outs = outputs(lambda: np.empty((n, n), np.float32))
         fns = {"tilejit": lambda: K.matmul_kernel[(n // BM, n // BN)](a, b, out("tilejit"), n, n, n, n, 1, n, 1,
                                                                       n, 1, BM=BM, BN=BN, BK=BK),
                "numpy": lambda: np.matmul(a, b, out=out("numpy"))}
@@ -336,10 +333,7 @@ def matmul(P, reps, sizes, BM=128, BN=128, BK=64):
 
 def softmax(P, reps, R=4096, C=4096):
     x = np.random.default_rng(4).standard_normal((R, C)).astype(np.float32)
-    outs = {}
-
-    def out(k):
-        return outs.setdefault(k, np.empty_like(x))
+    out, outs = outputs(lambda: np.empty_like(x))
 
     def numpy_softmax():
         o = out("numpy")
