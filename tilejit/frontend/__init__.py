@@ -6,7 +6,6 @@ from ..ir.builder import Builder
 from ..ir.core import Function, Loc
 from ..ir.types import DType, PointerType, TileType
 from ..language import core as lcore
-from ..language import semantic as sem
 from ..errors import CompilationError, for_user
 
 
