@@ -252,7 +252,7 @@ def load_tile(lw, op, ptile, masks, w, others=None):
         others = _other_regs(lw, op, el, len(ptrs))
     out = []
     for s0 in range(0, len(ptrs), w):
-        if masks[s0] is not None and size * 8 in _REG and lw.predicated:
+        if masks[s0] is not None and size * 8 in _REG:     # @p ld, no branch
             out.extend(predicated_load(lw, ptrs[s0], masks[s0], others[s0:s0 + w], mty, size))
             continue
         if w == 1:
@@ -316,7 +316,7 @@ def _store(lw, op):
                             size, lay)
     for s0 in range(0, len(ptrs), w):
         cond = masks[s0] if lw.sanitize else _store_owned(lw, lay, s0, masks[s0])
-        if cond is not None and size * 8 in _REG and lw.predicated:
+        if cond is not None and size * 8 in _REG:      # @p st, no branch
             predicated_store(lw, ptrs[s0], cond, vals[s0:s0 + w], size)
             continue
         if w == 1:
