@@ -17,7 +17,8 @@ rules_memory.transposed_width; for scattered stores, the move to one element per
 scatter.wants_relayout), the layout of every dot (mma.sync -- also for an fp16/bf16
 accumulator, widened: rules_mma.plan_half_acc --, or multiply-adds; the dots of a
 cp.async ring are the ring's), the strategy of every tt.reduce
-(rules_reduce.reduce_strategy) and the loops around dot loops whose bodies read the
+(rules_reduce.reduce_strategy), the full reductions of one block fused into one exchange
+across warps (rules_reduce.plan_siblings) and the loops around dot loops whose bodies read the
 thread index again (async_pipeline.fresh_thread_ids).  The register cap (occupancy.py)
 depends on what the rings emitted and is decided after lowering; the printed stage
 reports it.
@@ -87,6 +88,7 @@ class CudaPlan:
     transposed: dict = field(default_factory=dict)  # load / store -> elements per access along dim 0
     half_acc: dict = field(default_factory=dict)    # FMA tt.dot -> MmaLayout: fp16/bf16 accumulator on mma
     reductions: dict = field(default_factory=dict)  # tt.reduce -> (source Layout, (strategy, lanes))
+    fused: dict = field(default_factory=dict)       # tt.reduce -> later full reductions lowered with it
     relayout: dict = field(default_factory=dict)    # tt.store -> (pointer Layout, moved to one element per thread)
     fresh_tid: set = field(default_factory=set)     # loops whose body reads %tid.x again (around dot loops)
     layouts: dict = field(default_factory=dict)     # shape -> Layout chosen by a pass (not the default)
@@ -123,7 +125,7 @@ def plan_kernel(lw) -> CudaPlan:
             p.fresh_tid.add(o)
     from .rules_memory import transposed_width, vector_width
     from .rules_mma import plan_for_dot, plan_half_acc
-    from .rules_reduce import reduce_strategy
+    from .rules_reduce import plan_siblings, reduce_strategy
     from .scatter import wants_relayout
     region = {o for lp in p.loops.values() if lp.rows is not None for o in lp.rows.ops}
     for o in lw.func.walk():
@@ -145,6 +147,7 @@ def plan_kernel(lw) -> CudaPlan:
         elif isinstance(o, ops.ReduceOp):
             lay = lw.layout(o.src.type)
             p.reductions[o] = (lay, reduce_strategy(lw, o, lay))
+    p.fused = plan_siblings(lw, p.reductions, region, set())   # one exchange across warps
     return p
 
 
@@ -380,6 +383,9 @@ def print_plan(lw) -> str:
             strategy, lanes = p.reductions[o][1]
             lines.append(f"  tt.reduce {o.kind} {_ty(o.src)} axis {o.axis} at {_loc(o)}: {strategy}"
                          + (f", {lanes} lanes per row" if lanes else ""))
+            for s in p.fused.get(o, ()):
+                lines.append(f"    fused: tt.reduce {s.kind} at {_loc(s)} (its input is ready: "
+                             "one exchange across warps for both)")
         elif isinstance(o, (ops.LoadOp, ops.StoreOp)) and o in p.access and o.ptr.type.shape:
             name = "tt.load" if isinstance(o, ops.LoadOp) else "tt.store"
             lines.append(f"  {name} {_access_ty(o)} at {_loc(o)}: width {p.access[o]}"
