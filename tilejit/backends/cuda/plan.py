@@ -89,6 +89,7 @@ class CudaPlan:
     half_acc: dict = field(default_factory=dict)    # FMA tt.dot -> MmaLayout: fp16/bf16 accumulator on mma
     reductions: dict = field(default_factory=dict)  # tt.reduce -> (source Layout, (strategy, lanes))
     fused: dict = field(default_factory=dict)       # tt.reduce -> later full reductions lowered with it
+    a_regs: dict = field(default_factory=dict)      # mma tt.dot -> why its A fragments come from registers
     relayout: dict = field(default_factory=dict)    # tt.store -> (pointer Layout, moved to one element per thread)
     fresh_tid: set = field(default_factory=set)     # loops whose body reads %tid.x again (around dot loops)
     layouts: dict = field(default_factory=dict)     # shape -> Layout chosen by a pass (not the default)
@@ -121,6 +122,7 @@ def plan_kernel(lw) -> CudaPlan:
     for o in lw.func.walk():
         if isinstance(o, ops.ForOp):
             p.loops[o] = plan_loop(lw, o)
+            p.a_regs.update(_a_from_registers(lw, p.loops[o]))
         if isinstance(o, (ops.ForOp, ops.WhileOp)) and wants_fresh_tid(lw, o):
             p.fresh_tid.add(o)
     from .rules_memory import transposed_width, vector_width
@@ -177,6 +179,25 @@ def plan_loop(lw, op) -> LoopPlan:
             return lp
     _plan_rotation(lw, op, lp)
     return lp
+
+
+def _a_from_registers(lw, lp) -> dict:
+    """{dot: reason} for a row region's dots (even n-tile count) whose A operand is not
+    staged through shared memory by lower_dot_mma: read into fragments once before the
+    loop (``hoist_a``), or a region tile whose m16n8 accumulator fragments are the m16k16
+    A fragments (mma_rows.register_a)."""
+    out = {}
+    if lp.rows is None:
+        return out
+    for d in lp.rows.forced:
+        ml = lw.forced_ml.get(d)
+        if ml is None or ml.nt % 2:
+            continue
+        if d in lp.hoist_a:
+            out[d] = "loop-invariant: fragments read once before the loop"
+        elif ml.wn == 1 and d.a.op in lp.rows.ops and len(d.a.type.shape) == 2:
+            out[d] = "a region tile: its accumulator fragments"
+    return out
 
 
 def _plan_rotation(lw, op, lp):
@@ -379,6 +400,8 @@ def print_plan(lw) -> str:
                         "widened to fp32" if hl is not None
                    else "multiply-adds through shared memory")
             lines.append(f"  tt.dot {m}x{o.b.type.shape[-1]}x{k} {o.a.type.element} at {_loc(o)}: {how}")
+            if o in p.a_regs:
+                lines.append(f"    A from registers: {p.a_regs[o]}")
         elif isinstance(o, ops.ReduceOp) and o in p.reductions:
             strategy, lanes = p.reductions[o][1]
             lines.append(f"  tt.reduce {o.kind} {_ty(o.src)} axis {o.axis} at {_loc(o)}: {strategy}"
