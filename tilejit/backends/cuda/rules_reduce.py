@@ -326,8 +326,8 @@ def _reduce(lw, op):
     if src.layout is None:
         raise NotImplementedError("tt.reduce of a scalar")
     lay, how = lw.plan.reductions.get(op, (None, None))     # planned for ``lay`` (plan.py)
-    if how is None or src.layout != lay:        # the tile arrived in another layout
-        how = reduce_strategy(lw, op, src.layout)
+    if how is None or src.layout != lay:        # arrived in another layout than planned for:
+        how = ("whole block", None) if _whole(lw, op) else ("general", None)   # no lane groups
     if how[0] == "whole block":
         sibs = _lowered_siblings(lw, op, src)
         if sibs:
