@@ -16,7 +16,8 @@ load and store (and, for 2-D tiles contiguous along dim 0 only, the transposed a
 rules_memory.transposed_width; for scattered stores, the move to one element per thread:
 scatter.wants_relayout), the layout of every dot (mma.sync -- also for an fp16/bf16
 accumulator, widened: rules_mma.plan_half_acc --, or multiply-adds; the dots of a
-cp.async ring are the ring's), the strategy of every tt.reduce
+cp.async ring are the ring's; a row region's dots that take A from registers:
+_a_from_registers), the strategy of every tt.reduce
 (rules_reduce.reduce_strategy), the full reductions of one block fused into one exchange
 across warps (rules_reduce.plan_siblings) and the loops around dot loops whose bodies read the
 thread index again (async_pipeline.fresh_thread_ids).  The register cap (occupancy.py)
