@@ -4,7 +4,7 @@
 # N-major) go through a cp.async ring; on sm_90 with 8 warps the ring's dots are wgmma,
 # the first an iteration ahead, and the kernel gets the register cap for two CTAs per SM.
 # On sm_80 the ring's dots are mma.sync.  With the ring switched off the region keeps
-# its rotated loads.
+# its rotated loads, and both dots take A from registers (q hoisted, p a region tile).
 # RUN: cuda-plan --arch=90 --warps=8 --kernel=attn_rows --check-prefix=SM90
 # RUN: cuda-plan --arch=80 --warps=8 --kernel=attn_rows --check-prefix=SM80
 # RUN: cuda-plan --arch=90 --warps=8 --kernel=attn_rows --tuning=row_ring=0 --check-prefix=NORING
@@ -34,4 +34,8 @@ from tests.e2e.test_attention_rows import attn_rows  # noqa: F401
 # NORING: accumulator 1: mma (128, 64) warps 8x1
 # NORING-NEXT: rotated: tt.load <64x64xfp16> at {{.*}} (computed pointer), width 1, K-major width 4
 # NORING-NEXT: rotated: tt.load <64x64xfp16> at {{.*}} (computed pointer), width 4
+# NORING: tt.dot 128x64x64 fp16 at {{.*}}: mma (128, 64) warps 8x1
+# NORING-NEXT: A from registers: loop-invariant: fragments read once before the loop
+# NORING: tt.dot 128x64x64 fp16 at {{.*}}: mma (128, 64) warps 8x1
+# NORING-NEXT: A from registers: a region tile: its accumulator fragments
 # NORING-NOT: register cap

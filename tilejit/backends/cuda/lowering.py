@@ -69,7 +69,6 @@ class Lowering:
         self._print_fmts = {}               # format text -> its global string (device_print)
         self.threads = num_warps * 32
         self.facts, self.vectorize = facts, vectorize
-        self.predicated = func.attrs.get("predicated_access", True)   # @p ld/st, no branches
         self.module = ir.Module(name=func.name)
         self.module.triple = TRIPLE
         self.module.data_layout = DATA_LAYOUT

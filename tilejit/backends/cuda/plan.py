@@ -16,8 +16,10 @@ load and store (and, for 2-D tiles contiguous along dim 0 only, the transposed a
 rules_memory.transposed_width; for scattered stores, the move to one element per thread:
 scatter.wants_relayout), the layout of every dot (mma.sync -- also for an fp16/bf16
 accumulator, widened: rules_mma.plan_half_acc --, or multiply-adds; the dots of a
-cp.async ring are the ring's), the strategy of every tt.reduce
-(rules_reduce.reduce_strategy) and the loops around dot loops whose bodies read the
+cp.async ring are the ring's; a row region's dots that take A from registers:
+_a_from_registers), the strategy of every tt.reduce
+(rules_reduce.reduce_strategy), the full reductions of one block fused into one exchange
+across warps (rules_reduce.plan_siblings) and the loops around dot loops whose bodies read the
 thread index again (async_pipeline.fresh_thread_ids).  The register cap (occupancy.py)
 depends on what the rings emitted and is decided after lowering; the printed stage
 reports it.
@@ -30,6 +32,15 @@ import os
 from dataclasses import dataclass, field
 
 from ...ir import ops
+from . import mma_rows, rows_ring
+from .async_pipeline import _versioned_fallbacks, plan_for, prepare, wants_fresh_tid
+from .hoist_loads import hoist_branch_loads
+from .pipeline import _PTR_OK, IterSlice, _slice, plan_prefetch
+from .remat import start as remat_start
+from .rules_memory import transposed_width, vector_width
+from .rules_mma import _uses, plan_for_dot, plan_half_acc, row_scaled_acc, widen_operand_chunks
+from .rules_reduce import plan_siblings, reduce_strategy
+from .scatter import wants_relayout
 
 
 @dataclass
@@ -87,6 +98,8 @@ class CudaPlan:
     transposed: dict = field(default_factory=dict)  # load / store -> elements per access along dim 0
     half_acc: dict = field(default_factory=dict)    # FMA tt.dot -> MmaLayout: fp16/bf16 accumulator on mma
     reductions: dict = field(default_factory=dict)  # tt.reduce -> (source Layout, (strategy, lanes))
+    fused: dict = field(default_factory=dict)       # tt.reduce -> later full reductions lowered with it
+    a_regs: dict = field(default_factory=dict)      # mma tt.dot -> why its A fragments come from registers
     relayout: dict = field(default_factory=dict)    # tt.store -> (pointer Layout, moved to one element per thread)
     fresh_tid: set = field(default_factory=set)     # loops whose body reads %tid.x again (around dot loops)
     layouts: dict = field(default_factory=dict)     # shape -> Layout chosen by a pass (not the default)
@@ -100,13 +113,9 @@ class CudaPlan:
 def plan_kernel(lw) -> CudaPlan:
     """Every decision for ``lw.func`` (module docstring); fills ``lw``'s layout table,
     ``forced_ml`` and ``deferred`` as the strategies need."""
-    from .async_pipeline import prepare
-    from .remat import start as remat_start
-    from .rules_mma import widen_operand_chunks
     p = CudaPlan()
     lw.plan = p
     if not lw.sanitize and lw.tuning.hoist_branch_loads:
-        from .hoist_loads import hoist_branch_loads
         p.hoisted = hoist_branch_loads(lw.func)     # a branch's loads issued before it
     before = dict(lw._layouts)
     prepare(lw)                         # the cp.async rings' operand layouts
@@ -115,16 +124,12 @@ def plan_kernel(lw) -> CudaPlan:
     attrs = set(lw.kernel.attributes)
     p.remat = remat_start(lw)           # recompute cheap values after reductions (remat.py)
     p.min_ctas = 2 if set(lw.kernel.attributes) - attrs else 0
-    from .async_pipeline import wants_fresh_tid
     for o in lw.func.walk():
         if isinstance(o, ops.ForOp):
             p.loops[o] = plan_loop(lw, o)
+            p.a_regs.update(_a_from_registers(lw, p.loops[o]))
         if isinstance(o, (ops.ForOp, ops.WhileOp)) and wants_fresh_tid(lw, o):
             p.fresh_tid.add(o)
-    from .rules_memory import transposed_width, vector_width
-    from .rules_mma import plan_for_dot, plan_half_acc
-    from .rules_reduce import reduce_strategy
-    from .scatter import wants_relayout
     region = {o for lp in p.loops.values() if lp.rows is not None for o in lp.rows.ops}
     for o in lw.func.walk():
         if isinstance(o, (ops.LoadOp, ops.StoreOp)):
@@ -145,18 +150,17 @@ def plan_kernel(lw) -> CudaPlan:
         elif isinstance(o, ops.ReduceOp):
             lay = lw.layout(o.src.type)
             p.reductions[o] = (lay, reduce_strategy(lw, o, lay))
+    p.fused = plan_siblings(lw, p.reductions, region, set())   # one exchange across warps
     return p
 
 
 def plan_loop(lw, op) -> LoopPlan:
     """The strategy of one ``scf.for`` (see :class:`LoopPlan`)."""
-    from .async_pipeline import plan_for
-    from .mma_rows import plan_rows
     aplan = plan_for(lw, op)
     reason = lw.ring_rejects.get(op)
     if aplan is not None:
         return LoopPlan("cp.async ring", None, ring=aplan)
-    rplan = plan_rows(lw, op) if lw.pipeline else None
+    rplan = mma_rows.plan_rows(lw, op) if lw.pipeline else None
     carry, scaled = _mma_carried(lw, op)
     lp = LoopPlan("mma accumulators" if carry else "plain", reason, carry=carry, scaled=scaled)
     if rplan is not None and carry:
@@ -167,7 +171,6 @@ def plan_loop(lw, op) -> LoopPlan:
             lw.forced_ml.pop(d, None)
     rows = lp.row_map
     if rows:                          # the dots' B tiles in a cp.async ring (rows_ring)
-        from . import rows_ring
         ring = rows_ring.plan(lw, op, rplan, lp.hoist_a)
         if ring is not None:
             lp.row_ring, lp.strategy = ring, "row ring"
@@ -176,10 +179,28 @@ def plan_loop(lw, op) -> LoopPlan:
     return lp
 
 
+def _a_from_registers(lw, lp) -> dict:
+    """{dot: reason} for a row region's dots (even n-tile count) whose A operand is not
+    staged through shared memory by lower_dot_mma: read into fragments once before the
+    loop (``hoist_a``), or a region tile whose m16n8 accumulator fragments are the m16k16
+    A fragments (mma_rows.register_a)."""
+    out = {}
+    if lp.rows is None:
+        return out
+    for d in lp.rows.forced:
+        ml = lw.forced_ml.get(d)
+        if ml is None or ml.nt % 2:
+            continue
+        if d in lp.hoist_a:
+            out[d] = "loop-invariant: fragments read once before the loop"
+        elif ml.wn == 1 and d.a.op in lp.rows.ops and len(d.a.type.shape) == 2:
+            out[d] = "a region tile: its accumulator fragments"
+    return out
+
+
 def _plan_rotation(lw, op, lp):
     """The rotated loads (requested an iteration ahead), their vector widths, the K-major
     ones and the loads whose pointers come from an IterSlice."""
-    from .pipeline import plan_prefetch
     if not lp.carry or not lw.pipeline:
         return
     loads, early = plan_prefetch(op)
@@ -190,7 +211,6 @@ def _plan_rotation(lw, op, lp):
         _kmajor_loads(lw, op, lp.rows, loads, lp.kmajor)
     lp.prefetch, lp.early = loads, early
     lp.direct = _direct_loads(lw, op, {ld for ld, _ in loads})
-    from .rules_memory import vector_width
     term = op.body.terminator
     for ld, j in loads:
         el = ld.ptr.type.element.element
@@ -202,7 +222,6 @@ def _mma_carried(lw, op):
     """({iter position: MmaLayout}, {scaled positions}) for accumulators fed only through a
     dot (acc = dot(a, b, acc)); a row-scaled accumulator's multiply (acc * v[:, None]) is
     deferred to the dot (``lw.deferred``)."""
-    from .rules_mma import _uses, plan_for_dot, row_scaled_acc
     body = op.body
     term = body.terminator
     out, scaled_at = {}, set()
@@ -229,7 +248,6 @@ def _mma_carried(lw, op):
 def _kmajor_loads(lw, op, rplan, loads, out):
     """Into ``out``: the rotated loads that are the region dots' K-major B operands
     (mma_rows.kmajor_width: loaded transposed, in vectors)."""
-    from . import mma_rows
     for ld, j in loads:
         w = 0 if isinstance(j, int) else mma_rows.kmajor_width(lw, op, rplan, ld, j)
         if w and iter_slice(lw, op, ld, j) is not None:
@@ -240,14 +258,12 @@ def _wide(lw, ld):
     """A computed-pointer load is rotated only when it moves vectors: a scalar (strided)
     tile's addresses and values held across the body cost more registers than its
     latency costs time (the attention loop's transposed K spilled)."""
-    from .rules_memory import vector_width
     return vector_width(lw, ld, ld.ptr, None, ld.ptr.type.element.element) > 1
 
 
 def iter_slice(lw, op, ld, sl):
     """The (cached) IterSlice of ``ld``'s pointer (and mask) slice ``sl`` when every block
     arg it reads is a scalar (None otherwise)."""
-    from .pipeline import IterSlice
     cache = lw.iter_slices
     if ld not in cache:
         body = op.body
@@ -261,7 +277,6 @@ def _direct_loads(lw, op, rotated):
     """{load: slice} for the body's other loads whose pointer (and mask) the body computes
     by cheap pure slices of scalar block args and invariants: lowered through an
     IterSlice (no shared-memory broadcast in the loop)."""
-    from .pipeline import _PTR_OK, _slice
     body = op.body
     body_ops = set(body.ops)
     out = {}
@@ -347,7 +362,6 @@ def plan_notes(p: CudaPlan) -> list:
 
 def print_plan(lw) -> str:
     """The ``cuda-plan`` stage: the plan of ``lw`` (after lowering: with the register cap)."""
-    from .async_pipeline import _versioned_fallbacks
     p, func = lw.plan, lw.func
     fallbacks = _versioned_fallbacks(func)
     lines = [f"cuda-plan @{func.name} (sm_{lw.arch}, {lw.num_warps} warps)"]
@@ -376,10 +390,15 @@ def print_plan(lw) -> str:
                         "widened to fp32" if hl is not None
                    else "multiply-adds through shared memory")
             lines.append(f"  tt.dot {m}x{o.b.type.shape[-1]}x{k} {o.a.type.element} at {_loc(o)}: {how}")
+            if o in p.a_regs:
+                lines.append(f"    A from registers: {p.a_regs[o]}")
         elif isinstance(o, ops.ReduceOp) and o in p.reductions:
             strategy, lanes = p.reductions[o][1]
             lines.append(f"  tt.reduce {o.kind} {_ty(o.src)} axis {o.axis} at {_loc(o)}: {strategy}"
                          + (f", {lanes} lanes per row" if lanes else ""))
+            for s in p.fused.get(o, ()):
+                lines.append(f"    fused: tt.reduce {s.kind} at {_loc(s)} (its input is ready: "
+                             "one exchange across warps for both)")
         elif isinstance(o, (ops.LoadOp, ops.StoreOp)) and o in p.access and o.ptr.type.shape:
             name = "tt.load" if isinstance(o, ops.LoadOp) else "tt.store"
             lines.append(f"  {name} {_access_ty(o)} at {_loc(o)}: width {p.access[o]}"

@@ -4,8 +4,10 @@ A thread's ``V`` slots of one chunk hold contiguous elements.  Where the access 
 (``analysis/access.py``, shared with the cpu backend, under :data:`CUDA_ACCESS`) proves
 that the pointers of a chunk are contiguous and aligned (and the mask constant over
 it), the chunk is moved with one vector access of up to 16 bytes (``ld.global.v4``);
-otherwise, and always when no analysis is available, each slot is accessed on its own.  Masked-off slots branch around the access, so
-they never touch memory; a load's masked-off slots take ``other`` (0 by default).
+otherwise, and always when no analysis is available, each slot is accessed on its own.
+Masked-off accesses are predicated off (``@p ld``/``@p st`` in inline PTX; 8-bit ones
+branch around the access), so they never touch memory; a load's masked-off slots take
+``other`` (0 by default).
 """
 from __future__ import annotations
 
@@ -252,7 +254,7 @@ def load_tile(lw, op, ptile, masks, w, others=None):
         others = _other_regs(lw, op, el, len(ptrs))
     out = []
     for s0 in range(0, len(ptrs), w):
-        if masks[s0] is not None and size * 8 in _REG and lw.predicated:
+        if masks[s0] is not None and size * 8 in _REG:     # @p ld, no branch
             out.extend(predicated_load(lw, ptrs[s0], masks[s0], others[s0:s0 + w], mty, size))
             continue
         if w == 1:
@@ -307,16 +309,15 @@ def _store(lw, op):
         masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
     if lay is None:   # a scalar store: one thread writes
         masks = [_and(lw, masks[0], lw.b.icmp_unsigned("==", lw.tid, lw.i32(0)))]
-    planned = lw.plan.relayout.get(op)  # (layout, decision) planned (plan.py)
-    if got is None and (planned[1] if planned is not None and planned[0] == lay
-                        else scatter.wants_relayout(lw, op.ptr, lay, w)):
+    planned = lw.plan.relayout.get(op)  # (layout, decision) planned (plan.py); another layout: none
+    if got is None and planned is not None and planned[0] == lay and planned[1]:
         lay, ptrs, vals, masks = scatter.relayout(lw, lay, ptrs, vals, masks)
     if lw.sanitize:   # w == 1: checked lanes, each owned copy once
         masks = check_slots(lw, op, ptrs, [_store_owned(lw, lay, s, m) for s, m in enumerate(masks)],
                             size, lay)
     for s0 in range(0, len(ptrs), w):
         cond = masks[s0] if lw.sanitize else _store_owned(lw, lay, s0, masks[s0])
-        if cond is not None and size * 8 in _REG and lw.predicated:
+        if cond is not None and size * 8 in _REG:      # @p st, no branch
             predicated_store(lw, ptrs[s0], cond, vals[s0:s0 + w], size)
             continue
         if w == 1:

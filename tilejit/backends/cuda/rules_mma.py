@@ -321,7 +321,8 @@ def lower_dot_mma(lw, op, ml: MmaLayout, acc: Tile | None = None) -> Tile:
     """``op`` on tensor cores; ``acc``: its accumulator already in ``ml`` (fp32), else
     ``op.acc``'s."""
     from .mma_rows import register_a
-    afr = register_a(lw, op, ml) if ml.nt % 2 == 0 and acc is None else None
+    planned = acc is None and op in lw.plan.a_regs     # A from registers (plan.py)
+    afr = register_a(lw, op, ml) if planned else None
     if afr is not None:
         return _dot_register_a(lw, op, ml, afr)
     a, b_ = lw.get(op.a), lw.get(op.b)

@@ -326,10 +326,10 @@ def _reduce(lw, op):
     if src.layout is None:
         raise NotImplementedError("tt.reduce of a scalar")
     lay, how = lw.plan.reductions.get(op, (None, None))     # planned for ``lay`` (plan.py)
-    if how is None or src.layout != lay:        # the tile arrived in another layout
-        how = reduce_strategy(lw, op, src.layout)
+    if how is None or src.layout != lay:        # arrived in another layout than planned for:
+        how = ("whole block", None) if _whole(lw, op) else ("general", None)   # no lane groups
     if how[0] == "whole block":
-        sibs = siblings(lw, op, src) if lw.tuning.fuse_siblings else []
+        sibs = _lowered_siblings(lw, op, src)
         if sibs:
             outs = _reduce_all_fused(lw, [op] + sibs)
             for o, r in zip(sibs, outs[1:]):
@@ -363,23 +363,57 @@ def _whole_tile(lw, op, r):
 _FUSABLE = ("sum", "max", "min", "xor_sum")
 
 
-def siblings(lw, op, src):
-    """Later full reductions of ``op``'s block, in the same layout, whose inputs are
-    already lowered, up to the first op with regions or side effects."""
-    block = op.parent
-    if op.kind not in _FUSABLE or block is None or lw.keep_layout or op in lw.region_ops:
-        return []
-    out = []
-    for o in block.ops[block.ops.index(op) + 1:]:
-        if o.regions or o.has_trait("side_effect") or o.has_trait("writes_memory"):
-            break
-        if not isinstance(o, ops.ReduceOp) or o.kind not in _FUSABLE or not _whole(lw, o) \
-                or o.src not in lw.values or o in lw.deferred or o in lw.region_ops:
+def plan_siblings(lw, reductions, region, taken) -> dict:
+    """The planner's fusion of full reductions (plan.py: ``lw.plan.fused``): {tt.reduce:
+    (later full reductions of its block lowered with it, in program order)}.  A sibling is
+    a later 'whole block' reduction of the same block and planned layout whose input is
+    defined before the first one, up to the first op with regions or side effects; none
+    of them in a row region.  ``reductions``: plan.reductions; ``taken``: ops already
+    fused into an earlier group (filled here)."""
+    out = {}
+    if not lw.tuning.fuse_siblings:
+        return out
+    order = {o: i for i, o in enumerate(lw.func.walk())}
+    for op, (lay, how) in reductions.items():
+        if op in taken or how[0] != "whole block" or not _fusable(op, region):
             continue
+        block = op.parent
+        sibs = []
+        for o in block.ops[block.ops.index(op) + 1:]:
+            if o.regions or o.has_trait("side_effect") or o.has_trait("writes_memory"):
+                break
+            if (not isinstance(o, ops.ReduceOp) or o in taken or not _fusable(o, region)
+                    or reductions.get(o, (None, ("",)))[1][0] != "whole block"
+                    or reductions[o][0] != lay or not _defined_before(lw, o.src, op, order)):
+                continue
+            sibs.append(o)
+        if sibs:
+            out[op] = tuple(sibs)
+            taken.update(sibs)
+    return out
+
+
+def _fusable(op, region):
+    return op.kind in _FUSABLE and op.parent is not None and op not in region
+
+
+def _defined_before(lw, v, op, order):
+    """``v`` is lowered before ``op``: an argument, or the result of an earlier op that
+    its consumer does not lower itself (``lw.deferred``)."""
+    d = v.op
+    return d is None or (d in order and order[d] < order[op] and d not in lw.deferred)
+
+
+def _lowered_siblings(lw, op, src):
+    """``op``'s planned siblings (``lw.plan.fused``), each input made again first when
+    remat.py recomputes it; one whose tile arrived in another layout than ``src``'s (an
+    mma accumulator) is reduced on its own."""
+    out = []
+    for o in lw.plan.fused.get(op, ()):
         if lw.remat is not None:
             lw.remat.before(o)          # its input made again if it is stale (remat.py)
         t = lw.values[o.src]
-        if t.layout is not None and t.layout == src.layout and len(t.regs) == len(src.regs):
+        if t.layout == src.layout and len(t.regs) == len(src.regs):
             out.append(o)
     return out
 
