@@ -473,6 +473,8 @@ class CombineReduceOp(Op):
         out = []
         for v in operands["srcs"]:
             t, ax = v.type, attrs["axis"]
+            if not isinstance(ax, int) or not 0 <= ax < len(t.shape):
+                raise ValueError(f"axis {ax} out of range for shape {t.shape}")
             out.append(TileType(t.element, t.shape[:ax] + t.shape[ax + 1:]))
         return out
 
@@ -487,8 +489,6 @@ class CombineReduceOp(Op):
         shape = srcs[0].type.shape
         if any(v.type.shape != shape for v in srcs):
             raise ValueError("tt.combine_reduce operands differ in shape")
-        if not isinstance(self.axis, int) or not 0 <= self.axis < len(shape):
-            raise ValueError(f"axis {self.axis} out of range for shape {shape}")
         if any(v.type.element.is_ptr() for v in srcs):
             raise ValueError("tt.combine_reduce of pointers is not supported")
 
