@@ -5,7 +5,8 @@ threads of the block share the ``ceil((n - s) / 2s) * L`` pairs ``(i, i + s)``
 (``i = 0, 2s, ...``), each combining them with the region's scalar code into
 ``buf[i]``; a barrier ends each round.  ``1 + ceil(log2 n)`` barriers, the same
 order as the interpreter for every combine function (associative or not); row 0
-holds the results."""
+holds the results.  The first ``log2(vec)`` rounds, inside a thread's chunk of ``vec``
+consecutive elements along the axis, run in registers before the store (``_chunk``)."""
 from __future__ import annotations
 
 from ...ir import ops
@@ -30,21 +31,51 @@ def _addr(lw, off, el, index):
     return lw.smem_addr(lw.smem(0), lw.b.add(lw.i32(off), lw.b.mul(index, lw.i32(size))))
 
 
-def _store_sources(lw, op, offs, lanes):
+def _chunk(lw, op, srcs):
+    """Elements per chunk that the first rounds combine in registers: the layout's ``vec``
+    consecutive elements of one thread, when they lie along the reduction axis (the last):
+    a chunk starts at a multiple of ``vec``, so rounds ``s < vec`` pair elements inside it."""
+    lay = srcs[0].layout
+    if op.axis != len(op.srcs[0].type.shape) - 1 or any(t.layout != lay for t in srcs):
+        return 1
+    return lay.vec
+
+
+def _combine(lw, op, a, b):
+    """The combine region's scalar code on the LLVM values ``a`` and ``b`` (N each)."""
+    body = op.body
+    for arg, v in zip(body.args, list(a) + list(b)):
+        lw.values[arg] = Tile([v], None)
+    for o in body.ops[:-1]:
+        lw.lower_op(o)
+    return [lw.get(v).scalar for v in body.ops[-1].operands]
+
+
+def _store_sources(lw, op, srcs, offs, lanes, vec):
+    """Each thread's chunks, reduced in registers (rounds ``s < vec``), stored at
+    ``buf[(k // vec) * lanes + lane]``."""
     axis, shape = op.axis, op.srcs[0].type.shape
     inner = 1
     for d in shape[axis + 1:]:
         inner *= d
     n = shape[axis]
-    for v, off in zip(op.srcs, offs):
-        src, el = lw.get(v), v.type.element
-        for s, r in enumerate(src.regs):
-            e = lw.elem_index(src.layout, s)
-            outer, rest = lw.b.udiv(e, lw.i32(n * inner)), lw.b.urem(e, lw.i32(n * inner))
-            k, inn = lw.b.udiv(rest, lw.i32(inner)), lw.b.urem(rest, lw.i32(inner))
-            lane = lw.b.add(lw.b.mul(outer, lw.i32(inner)), inn)
-            at = lw.b.add(lw.b.mul(k, lw.i32(lanes)), lane)
-            lw.b.store(_mem(lw, r), _addr(lw, off, el, at)).align = T.mem_size(el)
+    els = [v.type.element for v in op.srcs]
+    lay = srcs[0].layout
+    for c in range(len(srcs[0].regs) // vec):
+        xs = [[t.regs[c * vec + j] for t in srcs] for j in range(vec)]
+        s = 1
+        while s < vec:
+            for i in range(0, vec, 2 * s):
+                xs[i] = _combine(lw, op, xs[i], xs[i + s])
+            s *= 2
+        e = lw.elem_index(lay, c * vec)
+        outer, rest = lw.b.udiv(e, lw.i32(n * inner)), lw.b.urem(e, lw.i32(n * inner))
+        k, inn = lw.b.udiv(rest, lw.i32(inner)), lw.b.urem(rest, lw.i32(inner))
+        lane = lw.b.add(lw.b.mul(outer, lw.i32(inner)), inn)
+        k = lw.b.udiv(k, lw.i32(vec)) if vec > 1 else k
+        at = lw.b.add(lw.b.mul(k, lw.i32(lanes)), lane)
+        for x, off, el in zip(xs[0], offs, els):
+            lw.b.store(_mem(lw, x), _addr(lw, off, el, at)).align = T.mem_size(el)
 
 
 def _combine_pair(lw, op, offs, lo, hi):
@@ -52,17 +83,14 @@ def _combine_pair(lw, op, offs, lo, hi):
     els = [v.type.element for v in op.srcs]
     args = []
     for at in (lo, hi):
+        row = []
         for off, el in zip(offs, els):
             x = lw.b.load(_addr(lw, off, el, at), typ=T.mem_type(el))
             x.align = T.mem_size(el)
-            args.append(Tile([_reg(lw, x, T.llvm_type(el))], None))
-    body = op.body
-    for a, t in zip(body.args, args):
-        lw.values[a] = t
-    for o in body.ops[:-1]:
-        lw.lower_op(o)
-    for v, off, el in zip(body.ops[-1].operands, offs, els):
-        lw.b.store(_mem(lw, lw.get(v).scalar), _addr(lw, off, el, lo)).align = T.mem_size(el)
+            row.append(_reg(lw, x, T.llvm_type(el)))
+        args.append(row)
+    for v, off, el in zip(_combine(lw, op, *args), offs, els):
+        lw.b.store(_mem(lw, v), _addr(lw, off, el, lo)).align = T.mem_size(el)
 
 
 def _round(lw, op, offs, n, lanes, s):
@@ -87,13 +115,15 @@ def _round(lw, op, offs, n, lanes, s):
 
 @RULES.register(ops.CombineReduceOp)
 def _combine_reduce(lw, op):
-    n = op.srcs[0].type.shape[op.axis]
+    srcs = [lw.get(v) for v in op.srcs]
+    vec = _chunk(lw, op, srcs)
+    n = op.srcs[0].type.shape[op.axis] // vec
     rty = op.results[0].type
     lanes = max(1, rty.numel)
     offs, total = _offsets(op, n, lanes)
     lw.smem(total)
     lw.barrier()
-    _store_sources(lw, op, offs, lanes)
+    _store_sources(lw, op, srcs, offs, lanes, vec)
     lw.barrier()
     s = 1
     while s < n:
