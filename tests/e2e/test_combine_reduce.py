@@ -217,3 +217,28 @@ def test_tuple_of_three_scalar(backend, rng, n):
     s, mx, p = tree([xp, yp, zp], None, lambda a0, a1, a2, b0, b1, b2: (a0 + b0, np.maximum(a1, b1), a2 * 2 - b2))
     np.testing.assert_array_equal(out, np.array([s, mx, p], np.float32))
     assert s == x.sum() and mx == y.max()
+
+
+@tilejit.jit
+def half_flag(a, af, b, bf):
+    return tl.where(a > b, a, b), af ^ bf
+
+
+@tilejit.jit
+def half_flag_kernel(x_ptr, f_ptr, out_ptr, of_ptr, R: tl.constexpr, C: tl.constexpr):
+    offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    x = tl.load(x_ptr + offs)
+    f = tl.load(f_ptr + offs) != 0
+    m, p = tl.reduce((x, f), 1, half_flag)
+    tl.store(out_ptr + tl.arange(0, R), m)
+    tl.store(of_ptr + tl.arange(0, R), p.to(tl.int8))
+
+
+def test_fp16_and_bool_operands(backend, rng):
+    R, C = 4, 24
+    x = rng.standard_normal((R, C)).astype(np.float16)
+    f = rng.integers(0, 2, (R, C)).astype(np.int8)
+    out, of = np.zeros(R, np.float16), np.zeros(R, np.int8)
+    half_flag_kernel[(1,)](x, f, out, of, R=R, C=C)
+    np.testing.assert_array_equal(out, x.max(1))
+    np.testing.assert_array_equal(of, np.bitwise_xor.reduce(f, axis=1))
