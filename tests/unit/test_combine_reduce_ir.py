@@ -77,7 +77,6 @@ def test_verifier_rejects_side_effects_in_the_region():
 def test_interpreter_order_is_the_pairwise_tree():
     """combine(a, b) = 3a + b is neither commutative nor associative: only the documented
     order (round r pairs x[i], x[i + 2**r], i = 0, 2**(r+1), ...) gives this value."""
-    from tilejit.backends import LaunchArgs  # noqa: F401  (the interpreter's launch path)
     import tilejit
     import tilejit.language as tl
 

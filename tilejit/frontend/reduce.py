@@ -10,7 +10,6 @@ from ..ir import ops
 from ..ir.core import Block, Region
 from ..ir.types import TileType
 from ..language import scan as lang_scan
-from ..language import semantic as sem
 from ..language import semantic_tile as st
 from ..language.core import current_builder, tensor
 
