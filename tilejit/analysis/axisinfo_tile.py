@@ -137,10 +137,10 @@ def _load(op, ctx, exact):
     return [_info([1] * len(ks), [1] * len(ks), ks)]
 
 
-@AXIS_RULES.register(ops.AtomicRMWOp, ops.AtomicCASOp, ops.InlineAsmOp)
+@AXIS_RULES.register(ops.AtomicRMWOp, ops.AtomicCASOp, ops.InlineAsmOp, ops.CombineReduceOp)
 def _atomic(op, ctx, exact):
-    """Old values of atomics (equal addresses see different values) and inline
-    assembly results: nothing known."""
+    """Old values of atomics (equal addresses see different values), inline
+    assembly results and reductions with a combine region: nothing known."""
     return _unknown_like(op)
 
 

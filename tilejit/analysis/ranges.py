@@ -324,9 +324,10 @@ def _memory(op, ctx):
     return [type_range(op.result.type)]
 
 
-@RANGE_RULES.register(ops.InlineAsmOp)
+@RANGE_RULES.register(ops.InlineAsmOp, ops.CombineReduceOp)
 def _inline_asm(op, ctx):
-    """Results of inline assembly: their types' full ranges."""
+    """Results of inline assembly and of reductions with a combine region: their
+    types' full ranges."""
     return [type_range(r.type) for r in op.results]
 
 

@@ -30,6 +30,7 @@ from .elementwise import ElementwiseMixin
 from ..errors import (CompilationError, KernelError, UnsupportedLanguageConstruct, called_from,
                      make_error)
 from .pybuiltins import PY_BUILTINS
+from .reduce import reduce_region
 
 MAX_INLINE_DEPTH = 48
 
@@ -503,19 +504,20 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
     def call_reduce(self, input, axis, combine_fn, keep_dims=False):
         """``tl.reduce``: a combine function computing a + b, a ^ b, max or min becomes a
         ``tt.reduce`` (a compare-and-select max/min too, NaN-propagating on floats: see
-        ``scan.extremum_kind``); any other (and tuple inputs) a pairwise tree of inlined calls."""
+        ``scan.extremum_kind``); any other (and tuple inputs) one ``tt.combine_reduce`` with the
+        function inlined in its region (``frontend/reduce.py``)."""
         if not isinstance(combine_fn, JITCallable):
             raise TypeError("tl.reduce's combine_fn must be a @tilejit.jit function")
         from ..language import semantic_tile as st
         if isinstance(input, (tuple, list)):
-            return lang_scan.reduce_tree(tuple(input), axis, self._combiner(combine_fn), keep_dims)
+            return reduce_region(tuple(input), axis, self._combiner(combine_fn), keep_dims)
         input = sem.to_tensor(input)
         kind = self._known_combine(input, combine_fn)
         if kind in ("nanmax", "nanmin"):
             return lang_scan.nan_extremum(input, axis, kind, keep_dims)
         if kind is not None:
             return st.reduce(input, axis, kind, keep_dims)
-        return lang_scan.reduce_tree((input,), axis, self._combiner(combine_fn), keep_dims)[0]
+        return reduce_region((input,), axis, self._combiner(combine_fn), keep_dims)[0]
 
     def _known_combine(self, input, combine_fn):
         """The tt.reduce kind ``combine_fn`` computes on two scalars of input's dtype, or None."""

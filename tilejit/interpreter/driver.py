@@ -14,6 +14,7 @@ from .memory import Memory
 from .rules import RULES
 from . import rules_tile  # noqa: F401  (registers the tile rules)
 from . import rules_atomic  # noqa: F401  (registers the atomic rules)
+from . import rules_combine  # noqa: F401  (registers tt.combine_reduce)
 
 
 class _Return(Exception):

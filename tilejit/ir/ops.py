@@ -451,6 +451,48 @@ class ReduceOp(Op):
             raise ValueError(f"unknown reduction {self.kind}")
 
 
+class CombineReduceOp(Op):
+    """Reduce the tuple ``srcs`` (N tiles of one shape) along ``axis`` (the dimension
+    is removed) with the combine region: one block taking 2N scalars ``(a..., b...)``
+    (the element types of ``srcs``, twice) and ending with ``scf.yield`` of N scalars.
+
+    Order (every backend reproduces it exactly): along the axis, a pairwise tree.
+    With ``x[0..n)`` the elements of one output lane, round ``r = 0, 1, ...`` with
+    stride ``s = 2**r`` sets ``x[i] = combine(x[i], x[i + s])`` for every
+    ``i = 0, 2s, 4s, ...`` with ``i + s < n``; after ``ceil(log2 n)`` rounds the
+    result is ``x[0]``.  (The same tree as ``language.scan.reduce_tree``: pairs
+    ``(2k, 2k+1)`` of the previous round, an unpaired last element passed on.)"""
+    name = "tt.combine_reduce"
+    OPERANDS = ("*srcs",)
+    ATTRS = ("axis",)
+    REGIONS = 1
+    TRAITS = frozenset({"pure"})
+
+    @classmethod
+    def infer_types(cls, operands, attrs):
+        out = []
+        for v in operands["srcs"]:
+            t, ax = v.type, attrs["axis"]
+            if not isinstance(ax, int) or not 0 <= ax < len(t.shape):
+                raise ValueError(f"axis {ax} out of range for shape {t.shape}")
+            out.append(TileType(t.element, t.shape[:ax] + t.shape[ax + 1:]))
+        return out
+
+    @property
+    def body(self):
+        return self.regions[0].block
+
+    def verify(self):
+        srcs = list(self.srcs)
+        if not srcs:
+            raise ValueError("tt.combine_reduce needs at least one operand")
+        shape = srcs[0].type.shape
+        if any(v.type.shape != shape for v in srcs):
+            raise ValueError("tt.combine_reduce operands differ in shape")
+        if any(v.type.element.is_ptr() for v in srcs):
+            raise ValueError("tt.combine_reduce of pointers is not supported")
+
+
 class DotOp(Op):
     """``a @ b + acc`` for 2-D tiles; result has acc's type."""
     name = "tt.dot"

@@ -199,7 +199,21 @@ def _check_while(v: _Verifier, op: Op) -> None:
     v.types_match(op, "scf.yield in the after block", term.values, [x.type for x in op.inits])
 
 
-_REGION_CHECKS = {"scf.for": _check_for, "scf.if": _check_if, "scf.while": _check_while}
+def _check_combine_reduce(v: _Verifier, op: Op) -> None:
+    body = v.single_block(op, op.regions[0], "tt.combine_reduce combine")
+    scalars = [TileType(x.type.element) for x in op.srcs]
+    v.types_match(op, "combine arguments", body.args, scalars + scalars)
+    v.region(op.regions[0])
+    term = v.terminated(op, body, "scf.yield", "tt.combine_reduce combine block")
+    v.types_match(op, "combine yield", term.values, scalars)
+    for o in body.walk():
+        if not o.has_trait("pure") or o.regions:
+            if o is not term:
+                _fail(o, "a combine region holds only pure ops without regions")
+
+
+_REGION_CHECKS = {"scf.for": _check_for, "scf.if": _check_if, "scf.while": _check_while,
+                  "tt.combine_reduce": _check_combine_reduce}
 
 
 def verify_function(func: Function, where: str = "") -> Function:

@@ -341,6 +341,7 @@ def lower_kernel(func, arch: int, num_warps: int = 4, facts=None, vectorize=True
     ``tuning``: the ``CudaTuning`` (runtime/options.py; default: as shipped)."""
     from . import rules_elementwise, rules_memory, rules_tiles, rules_reduce, rules_control  # noqa: F401
     from . import rules_atomic, rules_inline_asm  # noqa: F401
+    from . import rules_combine_reduce  # noqa: F401  (tt.combine_reduce)
     lw = Lowering(func, arch, num_warps, facts, vectorize, sanitize, tuning)
     lw.text = lw.lower()
     return lw
