@@ -1,6 +1,6 @@
 """PTX of Liger-Kernel 0.8.5's RMSNorm and LayerNorm kernels (forward and backward) and its
-cross-entropy kernel (fp32 4096 x 128256 rows, 32 warps) and GeGLU kernels (bf16 rows of
-14336, 16 warps) from
+cross-entropy kernel (fp32 4096 x 128256 rows, 32 warps) and GeGLU and SwiGLU kernels (bf16
+rows of 14336, 16 warps) from
 tilejit (any machine) or Triton (``triton.compile(ASTSource)``: no GPU needed), at the
 corpus bench's size (bf16, 8192 x 4096, Liger's own block size and warps), with
 registers / spills / shared memory and an instruction histogram per kernel.
@@ -53,6 +53,12 @@ def kernels(tl):
          dict(a=bf, b=bf, c=bf, stride=i32, n_cols=14336, BLOCK_SIZE=16384), 16),
         ("geglu", "_geglu_tanh_backward_kernel",
          dict(dc=bf, a=bf, b=bf, stride=i32, n_cols=14336, BLOCK_SIZE=16384), 16),
+        ("swiglu", "_swiglu_forward_kernel",
+         dict(a_ptr=bf, b_ptr=bf, c_ptr=bf, stride=i32, gate_multiplier="fp32", n_cols=14336,
+              BLOCK_SIZE=16384), 16),
+        ("swiglu", "_swiglu_backward_kernel",
+         dict(dc_ptr=bf, a_ptr=bf, b_ptr=bf, stride=i32, gate_multiplier="fp32", n_cols=14336,
+              BLOCK_SIZE=16384), 16),
         ("cross_entropy", "liger_cross_entropy_kernel",
          dict(X_ptr=f32, X_stride=i32, Y_ptr="*i64", Y_stride=1, weight_ptr=None, loss_ptr=f32,
               z_loss_ptr=None, loss_stride=1, token_accuracy_ptr=None, token_accuracy_stride=i32,

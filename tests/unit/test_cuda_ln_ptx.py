@@ -116,7 +116,7 @@ def test_dwdb_broadcasts_of_index_expressions_are_recomputed():
 
 
 def test_fast_paths_off_give_the_plain_lowering():
-    with cuda_tuning(wide_umulhi=False, uniform_divisor=False):
+    with cuda_tuning(wide_umulhi=False, uniform_divisor=False, chunk_divide=False):
         ptx = _ptx(seeded_dropout, DROP_SIG, ("x_ptr", "output_ptr", "n_elements"), 4, BLOCK_SIZE=1024)
     assert _count(ptx, r"mul\.wide\.u32") == 0 and _count(ptx, r"mul\.hi\.u32") > 0
     assert _count(ptx, r"rcp\.approx") == 0 and _count(ptx, r"div\.rn\.f32") == 8

@@ -60,6 +60,7 @@ class CudaTuning:
     # rules_elementwise.py
     wide_umulhi: bool = True            # umulhi as mul.wide.u32, the low half shared with the i32 multiply
     uniform_divisor: bool = True        # x / d with one d per thread: the reciprocal once (div.rn's fast path)
+    chunk_divide: bool = True           # fp32 x / d: div.rn's fast path for a thread's slots behind one range check
     chunk_constant_cmp: bool = True     # a compare proved constant over a chunk: evaluated once per chunk
     # rules_reduce.py
     fuse_siblings: bool = True          # full reductions of one block done together (one cross-warp exchange)

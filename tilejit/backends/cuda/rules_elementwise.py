@@ -92,6 +92,8 @@ def _binary(lw, op):
     if lw.tuning.uniform_divisor and cls is ops.TrueDivOp and el == _F32_DT \
             and len(y.regs) > 1 and all(r is y.regs[0] for r in y.regs):
         return [Tile(_div_by_uniform(lw, x.regs, y.regs[0]), x.layout)]
+    if lw.tuning.chunk_divide and cls is ops.TrueDivOp and el == _F32_DT and len(y.regs) > 1:
+        return [Tile(_div_chunk(lw, x.regs, y.regs), x.layout)]
     return _map(lw, op, _slot_rule(lw, op), x, y)
 
 
@@ -107,6 +109,81 @@ def _in_div_range(lw, v):
                   b.fcmp_ordered("<=", a, ir.Constant(T.F32, _DIV_HI)))
 
 
+def _recip(lw, d):
+    """1/d correctly rounded for 2**-126 <= |d| < 2**126: rcp.approx and one Newton step
+    (rcp.rn.f32's fast path, the instructions ptxas emits for it)."""
+    one = ir.Constant(T.F32, 1.0)
+    fma = lambda u, v, w: lw.call("llvm.fma.f32", T.F32, [u, v, w])  # noqa: E731
+    r0 = lw.b.asm(ir.FunctionType(T.F32, [T.F32]), "rcp.approx.ftz.f32 $0, $1;", "=f,f", [d], False)
+    return fma(r0, fma(lw.b.fneg(d), r0, one), r0)
+
+
+def _in_range(lw, v, lo, hi):
+    b = lw.b
+    a = lw.call("llvm.fabs.f32", T.F32, [v])
+    return b.and_(b.fcmp_ordered(">=", a, ir.Constant(T.F32, lo)), b.fcmp_ordered("<", a, ir.Constant(T.F32, hi)))
+
+
+def _is_one(v):
+    return isinstance(v, ir.Constant) and v.type == T.F32 and v.constant == 1.0
+
+
+def _div_chunk(lw, xs, ds):
+    """``x / d`` (correctly rounded) for a thread's fp32 slots, each with its divisor:
+    div.rn.f32's fast path for every slot behind one range check for the chunk, where
+    div.rn.f32 branches per slot (and its slow-path call holds registers).  ``1 / d``
+    (``tl.sigmoid``) is the reciprocal alone (exact on 2**-126 <= |d| < 2**126);
+    otherwise q = x*r, rem = fma(-d, q, x), q' = fma(r, rem, q) (exact for x, d in
+    [2**-60, 2**60]).  Outside those ranges every slot takes ``fdiv`` (div.rn.f32)."""
+    b = lw.b
+    ones = all(_is_one(x) for x in xs)
+    ok = None
+    for x, d in zip(xs, ds):
+        c = _in_range(lw, d, 2.0 ** -126, 2.0 ** 126) if ones else \
+            b.and_(_in_div_range(lw, d), _in_div_range(lw, x))
+        ok = c if ok is None else b.and_(ok, c)
+
+    def fast():
+        out, recips = [], {}
+        for x, d in zip(xs, ds):
+            r = recips.get(id(d))
+            if r is None:
+                r = recips[id(d)] = _recip(lw, d)
+            out.append(r if ones else _refine(lw, x, d, r))
+        return out
+    return _fast_or_fdiv(lw, ok, fast, xs, ds)
+
+
+def _refine(lw, x, d, r):
+    fma = lambda u, v, w: lw.call("llvm.fma.f32", T.F32, [u, v, w])  # noqa: E731
+    q = lw.b.fmul(x, r)
+    return fma(r, fma(lw.b.fneg(d), q, x), q)
+
+
+def _fast_or_fdiv(lw, ok, fast, xs, ds):
+    """``fast()``'s slots where ``ok``, else ``fdiv`` slot by slot (one branch)."""
+    b = lw.b
+    fast_bb = lw.kernel.append_basic_block("div.fast")
+    slow = lw.kernel.append_basic_block("div.slow")
+    done = lw.kernel.append_basic_block("div.done")
+    b.cbranch(ok, fast_bb, slow)
+    b.position_at_end(fast_bb)
+    got = fast()
+    fast_end = b.block
+    b.branch(done)
+    b.position_at_end(slow)
+    exact = [b.fdiv(x, d) for x, d in zip(xs, ds)]
+    b.branch(done)
+    b.position_at_end(done)
+    out = []
+    for f, e in zip(got, exact):
+        phi = b.phi(T.F32)
+        phi.add_incoming(f, fast_end)
+        phi.add_incoming(e, slow)
+        out.append(phi)
+    return out
+
+
 def _div_by_uniform(lw, xs, d):
     """``x / d`` (correctly rounded) for a thread's fp32 slots ``xs`` sharing one divisor:
     the reciprocal refinement of div.rn.f32's fast path done once (rcp.approx, one
@@ -115,36 +192,11 @@ def _div_by_uniform(lw, xs, d):
     that path is exact on (zeros, subnormals, huge values, inf, NaN), every slot
     takes ``fdiv`` (div.rn.f32) instead."""
     b = lw.b
-    one = ir.Constant(T.F32, 1.0)
-    fma = lambda u, v, w: lw.call("llvm.fma.f32", T.F32, [u, v, w])  # noqa: E731
-    r0 = b.asm(ir.FunctionType(T.F32, [T.F32]), "rcp.approx.ftz.f32 $0, $1;", "=f,f", [d], False)
-    nd = b.fneg(d)
-    r = fma(r0, fma(nd, r0, one), r0)
+    r = _recip(lw, d)
     ok = _in_div_range(lw, d)
     for x in xs:
         ok = b.and_(ok, _in_div_range(lw, x))
-    pre = b.block
-    fast_bb = lw.kernel.append_basic_block("div.fast")
-    slow = lw.kernel.append_basic_block("div.slow")
-    done = lw.kernel.append_basic_block("div.done")
-    b.cbranch(ok, fast_bb, slow)
-    b.position_at_end(fast_bb)
-    fast = []
-    for x in xs:
-        q = b.fmul(x, r)
-        fast.append(fma(r, fma(nd, q, x), q))
-    b.branch(done)
-    b.position_at_end(slow)
-    exact = [b.fdiv(x, d) for x in xs]
-    b.branch(done)
-    b.position_at_end(done)
-    out = []
-    for f, e in zip(fast, exact):
-        phi = b.phi(T.F32)
-        phi.add_incoming(f, fast_bb)
-        phi.add_incoming(e, slow)
-        out.append(phi)
-    return out
+    return _fast_or_fdiv(lw, ok, lambda: [_refine(lw, x, d, r) for x in xs], xs, [d] * len(xs))
 
 
 @RULES.register(ops.CmpOp)
@@ -208,13 +260,41 @@ def _f32_math(lw, fn_name, x):
         return lw.call(f"llvm.nvvm.{fn_name}.approx.f", T.F32, [x])
     if fn_name in ("floor", "ceil"):
         return lw.call(f"llvm.{fn_name}.f32", T.F32, [x])
-    if fn_name in ("tanh", "erf"):      # the CPU's polynomials (within 3 ulp; tanh.approx.f32 is 2e-3)
+    if fn_name == "tanh":
+        return _tanh_f32(lw, x)
+    if fn_name == "erf":      # the CPU's polynomial (within 3 ulp)
         return mathlib.lower_math(b, fn_name, x)
     raise NotImplementedError(f"math.{fn_name}")
 
 
 def _exp2(lw, x):
     return lw.call("llvm.nvvm.ex2.approx.f", T.F32, [x])
+
+
+def _approx(lw, name, x):
+    """One ``<name>.approx.ftz.f32`` (MUFU) instruction."""
+    return lw.b.asm(ir.FunctionType(T.F32, [T.F32]), f"{name}.approx.ftz.f32 $0, $1;", "=f,f", [x], False)
+
+
+def _tanh_f32(lw, x):
+    """fp32 tanh as libdevice's ``__nv_tanhf`` computes it (within 3 ulp, not
+    tanh.approx.f32's 2e-3): x + x**3 P(x*x) below 0.625 (mathlib's polynomial), beyond
+    1 - 2/(2**(2|x| log2 e) + 1) with ex2.approx (relative error 2**-22; its argument is
+    at least 1.8, so flushing subnormals changes nothing) and rcp.approx refined by one
+    Newton step.  Worst near 0.625: 2/(e + 1) <= 0.45 carries ~1.3 * 2**-22 relative
+    error, under 2.3 ulp of the result, plus the final rounding.  No IEEE division."""
+    b, c = lw.b, (lambda v: ir.Constant(T.F32, v))
+    fma = lambda u, v, w: lw.call("llvm.fma.f32", T.F32, [u, v, w])  # noqa: E731
+    a = lw.call("llvm.fabs.f32", T.F32, [x])
+    a2 = b.fmul(a, a)
+    small = fma(b.fmul(a, a2), mathlib._poly(b, mathlib._TANH_SMALL, a2), a)
+    ac = mathlib._below(b, a, 20.0)                # tanh is 1.0 in fp32 from 9.01 on; NaN: 20
+    s = b.fadd(_approx(lw, "ex2", b.fmul(ac, c(2.0 * LOG2E))), c(1.0))
+    r0 = _approx(lw, "rcp", s)
+    r = fma(r0, fma(b.fneg(s), r0, c(1.0)), r0)
+    big = fma(r, c(-2.0), c(1.0))
+    res = b.select(b.fcmp_ordered("<", a, c(0.625)), small, big)
+    return mathlib._keep_nan(b, x, lw.call("llvm.copysign.f32", T.F32, [res, x]))
 
 
 _F64_OK = {"sqrt": "llvm.sqrt.f64", "floor": "llvm.floor.f64", "ceil": "llvm.ceil.f64"}

@@ -93,12 +93,14 @@ def _across_warps(lw, kind, el, acc, arg):
     base = lw.smem(W * sum(sizes) + 16)
     offs = [0, W * sizes[0]]
     _publish_per_warp(lw, base, vals, offs, sizes)
-    out = None
+    level = []
     for w in range(W):
         parts = [_warp_value(lw, base, v, off, sz, w) for v, off, sz in zip(vals, offs, sizes)]
-        x = tuple(parts) if arg else parts[0]
-        out = x if out is None else combine(lw, kind, el, out, x)
-    return out
+        level.append(tuple(parts) if arg else parts[0])
+    while len(level) > 1:       # pairwise: a chain log2(W) deep, not W (32 warps: 5, not 31)
+        pairs = [combine(lw, kind, el, level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        level = pairs + level[len(level) - len(level) % 2:]
+    return level[0]
 
 
 def _publish_per_warp(lw, base, vals, offs, sizes):
