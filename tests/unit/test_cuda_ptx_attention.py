@@ -212,7 +212,8 @@ def test_ring_dots_on_wgmma(rotate):
     """``ring_wgmma`` (on by default) on sm_90a: each dot is 4 wgmma m64n64k16 (one per k-step) with A
     from registers (q's hoisted fragments, p's packed from the first dot) and B by a
     descriptor of its swizzled stage (K K-major: imm-trans-b 0; V N-major: 1), between a
-    wgmma.fence and one commit group; the copies are fenced for the async proxy before
+    wgmma.fence and one commit group (one descriptor computed per dot, the k-steps' from it
+    by constant adds: rules_wgmma.desc_at); the copies are fenced for the async proxy before
     the barrier.  With the first dot an iteration ahead, its group is left in flight
     over the softmax (one wait after the second dot's group)."""
     with rows_switches(ring=True, rotate=rotate, wgmma=True):
@@ -226,6 +227,8 @@ def test_ring_dots_on_wgmma(rotate):
     assert body.count("wgmma.fence.sync.aligned") == 2 and body.count("wgmma.commit_group") == 2
     assert body.index("fence.proxy.async.shared::cta") < body.index("bar.sync")
     assert body.count("bar.sync") == 1 and body.count("cp.async.cg.shared.global") == 4
+    # one descriptor computed per dot (its stage address >> 4), its k-steps' by constant adds
+    assert len(re.findall(r"shr\.u32\s+%r\d+, %r\d+, 4;", body)) == 2
     first_wait = body.index("wgmma.wait_group.sync.aligned 0;")
     if rotate:      # q @ k of the next tile in flight over this softmax
         assert body.index("wgmma.commit_group") < body.index("ex2.approx") < first_wait

@@ -295,7 +295,7 @@ def wgmma_dot(lw, op, afr, acc_regs, kind, addr, rl, wait=True):
     """``acc + A @ B`` by ``wgmma.mma_async m64nNk16`` per k-step, A from registers
     (``afr[ks][0]``: this warp's m16k16 fragment), B by descriptor from its swizzled tile
     at ``addr``; one commit group, waited for (``wait``) with the results threaded."""
-    from .rules_wgmma import ROW_BYTES, PANEL, _desc, _desc_hi, wgmma_wait
+    from .rules_wgmma import ROW_BYTES, PANEL, _desc, _desc_hi, desc_at, wgmma_wait
     (M, K), (_, N) = op.a.type.shape, op.b.type.shape
     b = lw.b
     nreg = N // 2
@@ -312,8 +312,9 @@ def wgmma_dot(lw, op, afr, acc_regs, kind, addr, rl, wait=True):
     fty = ir.FunctionType(ir.LiteralStructType([T.F32] * nreg), [T.I32] * 4 + [T.I64] + [T.F32] * nreg)
     regs = list(acc_regs)
     _void_asm(lw, "wgmma.fence.sync.aligned;")
+    base = _desc(lw, addr, hi)          # the k-steps' descriptors: constant adds to it
     for ks in range(K // 16):
-        desc = _desc(lw, b.add(addr, lw.i32(start(ks * 16))), hi)
+        desc = desc_at(lw, base, start(ks * 16))
         res = b.asm(fty, asm, cons, list(afr[ks][0]) + [desc] + regs, True)
         regs = [b.extract_value(res, i) for i in range(nreg)]
     _void_asm(lw, "wgmma.commit_group.sync.aligned;")

@@ -113,6 +113,16 @@ def _desc(lw, addr, hi: int):
     return lw.b.or_(lo, ir.Constant(T.I64, hi))
 
 
+def desc_at(lw, base, offset: int):
+    """The descriptor of the tile ``offset`` bytes (a multiple of 16) past the one whose
+    descriptor is ``base`` (:func:`_desc`): one 64-bit add of ``offset >> 4`` to its start
+    field.  Exact: shared-memory addresses are below 2**18 bytes (228 KB on sm_90), so
+    ``addr >> 4`` and ``(addr + offset) >> 4`` both fit the 14-bit field, ``addr`` being
+    16-byte aligned, and the add carries into no other field."""
+    assert offset % 16 == 0, offset
+    return base if not offset else lw.b.add(base, ir.Constant(T.I64, offset >> 4))
+
+
 def wgmma(lw, kind: str, n: int, da, db, regs):
     """One ``wgmma.mma_async m64n{n}k16`` (A K-major, B N-major, D += A*B)."""
     nreg = n // 2
