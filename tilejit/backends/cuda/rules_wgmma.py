@@ -162,10 +162,11 @@ def wgmma_consume(lw, plan, stage_addr, regs):
     hi_b = _desc_hi(K * ROW_BYTES, 8 * ROW_BYTES)
     _void_asm(lw, "wgmma.fence.sync.aligned;")
     regs = list(regs)
+    base_a, base_b = _desc(lw, a0, hi_a), _desc(lw, b0, hi_b)   # the k-steps': constant adds
     for kk in range(K // 16):
         k0 = kk * 16
-        da = _desc(lw, b.add(a0, lw.i32((k0 // PANEL) * M * ROW_BYTES + (k0 % PANEL) * 2)), hi_a)
-        db = _desc(lw, b.add(b0, lw.i32(k0 * ROW_BYTES)), hi_b)
+        da = desc_at(lw, base_a, (k0 // PANEL) * M * ROW_BYTES + (k0 % PANEL) * 2)
+        db = desc_at(lw, base_b, k0 * ROW_BYTES)
         regs = wgmma(lw, plan.kind, N, da, db, regs)
     _void_asm(lw, "wgmma.commit_group.sync.aligned;")
     return wgmma_wait(lw, plan.inflight, regs)
