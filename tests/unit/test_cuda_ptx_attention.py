@@ -149,20 +149,24 @@ def test_launch_maxnreg_is_emitted():
     assert re.findall(r"\.maxnreg (\d+)", _ptx_with_attrs(maxnreg=168)) == ["168"]
 
 
-@pytest.mark.parametrize("arch", [80, 90])
-def test_ring_of_b_tiles(arch):
-    """rows_ring on: K's and V's tiles are copied to shared memory by cp.async (8-byte
-    chunks of the blocked layout: 4 per thread and tile), two iterations ahead (3
+@pytest.mark.parametrize("arch,wide", [(80, True), (90, True), (90, False)])
+def test_ring_of_b_tiles(arch, wide):
+    """rows_ring on: K's and V's tiles are copied to shared memory by cp.async (the
+    pointer tiles' chunks: with ``ring_wide_copies``, on by default, 8 elements, one
+    16-byte ``cp.async.cg``, 2 per thread and tile, as Triton; off, the kernel's 4-element
+    chunks, 8-byte ``cp.async.ca``, 4 per thread and tile), two iterations ahead (3
     stages: the prologue issues two groups), one wait and ONE barrier per iteration, no
     global load or shared store left in the loop; K (K-major) read by plain ldmatrix, V by
     ldmatrix.trans, from the swizzled stages; the A fragments as before (the first dot
     in its iteration: ``ring_rotate_first`` off)."""
-    with rows_switches(ring=True):
+    with rows_switches(ring=True, ring_wide_copies=wide):
         ptx = _ptx(arch)
     body = _loop(ptx)
-    assert body.count("cp.async.ca.shared.global") == 8
-    assert len(re.findall(r"@%p\d+ cp\.async\.ca\.shared\.global \[%r\d+\], \[%rd\d+\], 8;", body)) == 8
-    assert ptx.count("cp.async.ca.shared.global") == 3 * 8
+    cache, nbytes, n, other = ("cg", 16, 4, "ca") if wide else ("ca", 8, 8, "cg")
+    assert body.count(f"cp.async.{cache}.shared.global") == n
+    assert len(re.findall(rf"@%p\d+ cp\.async\.{cache}\.shared\.global \[%r\d+\], \[%rd\d+\], {nbytes};",
+                          body)) == n
+    assert ptx.count(f"cp.async.{cache}.shared.global") == 3 * n and f"cp.async.{other}" not in ptx
     assert body.count("cp.async.commit_group") == 1 and ptx.count("cp.async.commit_group") == 3
     assert body.count("cp.async.wait_group 1;") == 1 and "cp.async.wait_group 0;" in ptx.split(body)[1]
     assert body.count("bar.sync") == 1
@@ -172,8 +176,8 @@ def test_ring_of_b_tiles(arch):
     assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
     assert body.count("shfl.sync.bfly") == 2 * 2 * 2
     # the wait and the barrier come before the next copies, the copies before the first mma
-    assert body.index("cp.async.wait_group") < body.index("bar.sync") < body.index("cp.async.ca")
-    assert body.rindex("cp.async.ca") < body.index("mma.sync")
+    assert body.index("cp.async.wait_group") < body.index("bar.sync") < body.index(f"cp.async.{cache}")
+    assert body.rindex(f"cp.async.{cache}") < body.index("mma.sync")
     if tgt.find_ptxas():
         msg = tgt.ptxas(ptx, arch, verbose=True)
         assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", msg), msg
@@ -195,7 +199,7 @@ def test_first_dot_an_iteration_ahead(arch):
     assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
     assert ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 96
     assert body.count("cp.async.wait_group 0;") == 1 and "cp.async.wait_group 1;" not in body
-    assert body.count("bar.sync") == 1 and body.count("cp.async.ca.shared.global") == 8
+    assert body.count("bar.sync") == 1 and body.count("cp.async.cg.shared.global") == 4
     assert body.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4 * 4
     assert body.index("bar.sync") < body.index("mma.sync") < body.index("ex2.approx")
     if tgt.find_ptxas():
@@ -208,7 +212,8 @@ def test_ring_dots_on_wgmma(rotate):
     """``ring_wgmma`` (on by default) on sm_90a: each dot is 4 wgmma m64n64k16 (one per k-step) with A
     from registers (q's hoisted fragments, p's packed from the first dot) and B by a
     descriptor of its swizzled stage (K K-major: imm-trans-b 0; V N-major: 1), between a
-    wgmma.fence and one commit group; the copies are fenced for the async proxy before
+    wgmma.fence and one commit group (one descriptor computed per dot, the k-steps' from it
+    by constant adds: rules_wgmma.desc_at); the copies are fenced for the async proxy before
     the barrier.  With the first dot an iteration ahead, its group is left in flight
     over the softmax (one wait after the second dot's group)."""
     with rows_switches(ring=True, rotate=rotate, wgmma=True):
@@ -221,7 +226,9 @@ def test_ring_dots_on_wgmma(rotate):
     assert "mma.sync" not in body and "ldmatrix" not in body
     assert body.count("wgmma.fence.sync.aligned") == 2 and body.count("wgmma.commit_group") == 2
     assert body.index("fence.proxy.async.shared::cta") < body.index("bar.sync")
-    assert body.count("bar.sync") == 1 and body.count("cp.async.ca.shared.global") == 8
+    assert body.count("bar.sync") == 1 and body.count("cp.async.cg.shared.global") == 4
+    # one descriptor computed per dot (its stage address >> 4), its k-steps' by constant adds
+    assert len(re.findall(r"shr\.u32\s+%r\d+, %r\d+, 4;", body)) == 2
     first_wait = body.index("wgmma.wait_group.sync.aligned 0;")
     if rotate:      # q @ k of the next tile in flight over this softmax
         assert body.index("wgmma.commit_group") < body.index("ex2.approx") < first_wait
@@ -255,7 +262,7 @@ def test_causal_mask_as_index_tile(arch):
     on, off = ptx(True), ptx(False)
     body = _loop(on)
     assert body.count("bar.sync") == 1 and "st.shared" not in body and "ld.global" not in body
-    assert body.count("cp.async.ca.shared.global") == 8
+    assert body.count("cp.async.cg.shared.global") == 4
     assert len(re.findall(r"setp\.(?:lt|le|gt|ge)\.s32", body)) >= 16      # the mask's compares ...
     assert body.count("selp.f32") >= 16                                        # ... and selects
     if arch == 90:

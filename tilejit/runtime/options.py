@@ -78,6 +78,7 @@ class CudaTuning:
     ring_rotate_first: bool = True      # the loop's first dot computed an iteration ahead
     ring_wgmma: bool = True             # on sm_90a the ring's dots as wgmma (A from registers)
     ring_occupancy: bool = True         # wgmma-ring kernels: registers capped for 2 CTAs per SM (occupancy.py)
+    ring_wide_copies: bool = True       # the ring's B tiles copied in 16-byte cp.async.cg (8-element chunks), as Triton
     # pipeline.py, async_pipeline.py: software-pipelined dot loops
     proxy_fence: bool = True            # fence.proxy.async between the cp.async wait and wgmma reads
     fresh_tid: bool = True              # %tid.x read again in the body of a loop around a dot loop

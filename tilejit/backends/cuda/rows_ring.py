@@ -16,7 +16,11 @@ A B tile contiguous along the dot's N (V) is stored (K, N) and read by
 ``ldmatrix.trans``; one contiguous along the dot's K (K's transposed block, order
 (0, 1)) is stored K-major as (N, K) (its pointer tile evaluated transposed,
 ``IterSlice.at(trans=True)``) and read by plain ``ldmatrix``.  The copies move the
-blocked layout's chunks (4 or 8 elements: 8- or 16-byte ``cp.async``).
+blocked layout's chunks (4 or 8 elements: 8- or 16-byte ``cp.async``); with
+``CudaTuning.ring_wide_copies`` the ring lays out its pointer tiles' shapes (where no
+tile of that shape was laid out before) in 8-element chunks: one 16-byte
+``cp.async.cg`` per chunk, as Triton copies these tiles (tutorial 06: 4 copies per thread
+and iteration instead of 8 ``.ca`` of 8 bytes; the causal kernel's 52 bytes of spills gone).
 
 Conditions (``plan``): the loop has a row plan with a carried accumulator; every
 region dot's B is a single-use unmasked load whose pointer the body computes by a
@@ -94,10 +98,21 @@ class RingPlan:
         return sum(ld.shape[0] * ld.shape[1] * 2 for ld in self.loads)
 
 
+def _copy_layout(lw, shape):
+    """The blocked layout the ring's pointer tile of ``shape`` will be held in: with
+    ``CudaTuning.ring_wide_copies``, 8-element (16-byte) chunks where no tile of that
+    shape was laid out yet (:func:`plan` fixes it only when the ring is taken), else the
+    kernel's layout of ``shape``."""
+    from .layout import make_layout
+    if lw.tuning.ring_wide_copies and shape not in lw._layouts:
+        return make_layout(shape, lw.threads, max_vec=8)
+    return lw.layout(shape)
+
+
 def _width(lw, ld, dim, shape):
     """Elements per copy of ``ld``'s chunks along its contiguous ``dim`` (0: no copy),
     the pointer tile held in the blocked layout of ``shape`` (the stored tile)."""
-    lay = lw.layout(shape)
+    lay = _copy_layout(lw, shape)
     if lay is None or not lay.exact:
         return 0
     info = lw.axis(ld.ptr)
@@ -161,6 +176,8 @@ def plan(lw, for_op, rplan, hoisted=()):
         loads.append(rl)
     if not loads:
         return None
+    for rl in loads:                    # the layouts the widths were planned with
+        lw._layouts.setdefault(rl.shape, _copy_layout(lw, rl.shape))
     stages = lw.func.attrs.get("num_stages")
     stages = 3 if stages is None else int(stages)
     p = RingPlan(loads, max(2, stages), rec)
@@ -278,7 +295,7 @@ def wgmma_dot(lw, op, afr, acc_regs, kind, addr, rl, wait=True):
     """``acc + A @ B`` by ``wgmma.mma_async m64nNk16`` per k-step, A from registers
     (``afr[ks][0]``: this warp's m16k16 fragment), B by descriptor from its swizzled tile
     at ``addr``; one commit group, waited for (``wait``) with the results threaded."""
-    from .rules_wgmma import ROW_BYTES, PANEL, _desc, _desc_hi, wgmma_wait
+    from .rules_wgmma import ROW_BYTES, PANEL, _desc, _desc_hi, desc_at, wgmma_wait
     (M, K), (_, N) = op.a.type.shape, op.b.type.shape
     b = lw.b
     nreg = N // 2
@@ -295,8 +312,9 @@ def wgmma_dot(lw, op, afr, acc_regs, kind, addr, rl, wait=True):
     fty = ir.FunctionType(ir.LiteralStructType([T.F32] * nreg), [T.I32] * 4 + [T.I64] + [T.F32] * nreg)
     regs = list(acc_regs)
     _void_asm(lw, "wgmma.fence.sync.aligned;")
+    base = _desc(lw, addr, hi)          # the k-steps' descriptors: constant adds to it
     for ks in range(K // 16):
-        desc = _desc(lw, b.add(addr, lw.i32(start(ks * 16))), hi)
+        desc = desc_at(lw, base, start(ks * 16))
         res = b.asm(fty, asm, cons, list(afr[ks][0]) + [desc] + regs, True)
         regs = [b.extract_value(res, i) for i in range(nreg)]
     _void_asm(lw, "wgmma.commit_group.sync.aligned;")

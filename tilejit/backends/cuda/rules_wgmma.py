@@ -113,6 +113,16 @@ def _desc(lw, addr, hi: int):
     return lw.b.or_(lo, ir.Constant(T.I64, hi))
 
 
+def desc_at(lw, base, offset: int):
+    """The descriptor of the tile ``offset`` bytes (a multiple of 16) past the one whose
+    descriptor is ``base`` (:func:`_desc`): one 64-bit add of ``offset >> 4`` to its start
+    field.  Exact: shared-memory addresses are below 2**18 bytes (228 KB on sm_90), so
+    ``addr >> 4`` and ``(addr + offset) >> 4`` both fit the 14-bit field, ``addr`` being
+    16-byte aligned, and the add carries into no other field."""
+    assert offset % 16 == 0, offset
+    return base if not offset else lw.b.add(base, ir.Constant(T.I64, offset >> 4))
+
+
 def wgmma(lw, kind: str, n: int, da, db, regs):
     """One ``wgmma.mma_async m64n{n}k16`` (A K-major, B N-major, D += A*B)."""
     nreg = n // 2
@@ -152,10 +162,11 @@ def wgmma_consume(lw, plan, stage_addr, regs):
     hi_b = _desc_hi(K * ROW_BYTES, 8 * ROW_BYTES)
     _void_asm(lw, "wgmma.fence.sync.aligned;")
     regs = list(regs)
+    base_a, base_b = _desc(lw, a0, hi_a), _desc(lw, b0, hi_b)   # the k-steps': constant adds
     for kk in range(K // 16):
         k0 = kk * 16
-        da = _desc(lw, b.add(a0, lw.i32((k0 // PANEL) * M * ROW_BYTES + (k0 % PANEL) * 2)), hi_a)
-        db = _desc(lw, b.add(b0, lw.i32(k0 * ROW_BYTES)), hi_b)
+        da = desc_at(lw, base_a, (k0 // PANEL) * M * ROW_BYTES + (k0 % PANEL) * 2)
+        db = desc_at(lw, base_b, k0 * ROW_BYTES)
         regs = wgmma(lw, plan.kind, N, da, db, regs)
     _void_asm(lw, "wgmma.commit_group.sync.aligned;")
     return wgmma_wait(lw, plan.inflight, regs)
