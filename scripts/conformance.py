@@ -53,6 +53,8 @@ def _parse(argv):
                     "result JSONs (runs of parts of one selection: --files, -k) into one result")
     ap.add_argument("--only", default=None, help="a file of test ids (one a line): run only "
                     "those of the selection (e.g. an earlier run's timeouts, with a longer --timeout)")
+    ap.add_argument("--shard", default="0/1", metavar="I/N", help="run part I of N of the "
+                    "selection (split by a hash of the test id; --merge the N result files)")
     ap.add_argument("--exclude", nargs="*", default=[], help="test ids not to run (known hangs)")
     ap.add_argument("--deadline", type=float, default=None, help="stop after S seconds in all "
                     "and report what ran (the tests not reached are counted as not_run)")
@@ -73,7 +75,7 @@ def _pytest_cmd(args, shard, log, done):
            "--rootdir", str(ROOT), "-c", os.devnull,
            "--device", args.device, "--conformance-backend", args.backend,
            "--conformance-sample", str(args.sample), "--conformance-stride", str(args.stride),
-           "--conformance-shard", f"{shard}/{args.jobs}",
+           "--conformance-shard", f"{shard}/{args.jobs}", "--conformance-part", args.shard,
            "--conformance-log", str(log), "--conformance-skip-ids", str(done),
            "--conformance-timeout", str(args.timeout)]
     if args.keyword:
@@ -288,7 +290,7 @@ def summarize(args, outcomes: dict, seconds: float) -> dict:
     return {
         "command": "python scripts/conformance.py " + " ".join(sys.argv[1:]),
         "backend": args.backend, "device": args.device, "sample": args.sample,
-        "stride": args.stride,
+        "stride": args.stride, "shard": getattr(args, "shard", "0/1"),
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "commit": _git_commit(), "seconds": round(seconds, 1),
         "counts": dict(sorted(counts.items())), "applicable": applicable,
@@ -347,7 +349,12 @@ def main(argv=None) -> int:
         parts = [json.loads(Path(p).read_text()) for p in args.merge]
         for k in ("backend", "device", "sample"):
             setattr(args, k, parts[0][k])
-        outcomes = {tid: rec for part in parts for tid, rec in part["outcomes"].items()}
+        outcomes = {}
+        for part in parts:          # a later part's outcome wins, except a not_run
+            for tid, rec in part["outcomes"].items():
+                if rec["outcome"] != "not_run" or tid not in outcomes:
+                    outcomes[tid] = rec
+        args.shard = "+".join(p.get("shard", "0/1") for p in parts)
         result = summarize(args, outcomes, sum(p["seconds"] for p in parts))
         result["command"] = " + ".join(p["command"] for p in parts)
     elif args.rescore:

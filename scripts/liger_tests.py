@@ -130,7 +130,10 @@ def _rescore(outcomes: dict) -> None:
     na = harness.read_not_applicable(here / "not_applicable.txt")
     import torch
     gpu = {} if torch.cuda.is_available() else harness.read_not_applicable(here / "needs_gpu.txt")
+    precision = {} if torch.cuda.is_available() else harness.read_not_applicable(here / "reference_precision.txt")
+    from tests.liger.plugin import reference_precision
     for tid in outcomes:
+        outcomes[tid] = {"id": tid, **reference_precision(tid, outcomes[tid], precision)}
         if harness.not_applicable_reason(tid, na) is not None:
             outcomes[tid] = {"id": tid, "outcome": "not_applicable",
                              "reason": harness.not_applicable_reason(tid, na)}

@@ -21,6 +21,7 @@ import os
 import re
 import sys
 import types
+import zlib
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -284,6 +285,16 @@ def read_not_applicable(path: Path) -> dict[str, str]:
             raise ValueError(f"{path}: entry without a reason: {raw!r}")
         out[key.strip()] = reason.strip()
     return out
+
+
+def in_part(test_id: str, part: str) -> bool:
+    """Whether ``test_id`` belongs to part ``I/N`` of a selection split in N: by the CRC-32
+    of the id, so the split does not depend on collection order, backend or machine and
+    the N parts' results can be merged (``scripts/conformance.py --shard I/N``)."""
+    i, n = (int(x) for x in part.split("/"))
+    if not 0 <= i < n:
+        raise ValueError(f"part {part!r}: expected I/N with 0 <= I < N")
+    return zlib.crc32(test_id.encode()) % n == i
 
 
 def not_applicable_reason(test_id: str, table: dict[str, str]) -> str | None:

@@ -41,6 +41,8 @@ def pytest_addoption(parser):
     g.addoption("--conformance-stride", type=int, default=1,
                 help="then keep every n-th test of the sample (a smaller CI selection)")
     g.addoption("--conformance-shard", default="0/1", help="i/n: this process's share")
+    g.addoption("--conformance-part", default="0/1", help="I/N: this run's share of the "
+                "selection (by a hash of the test id: the same on every machine)")
     g.addoption("--conformance-log", default="", help="append per-test JSON lines here")
     g.addoption("--conformance-skip-ids", default="", help="file of test ids already run")
     g.addoption("--conformance-only-ids", default="", help="file of the only test ids to run")
@@ -142,6 +144,7 @@ def pytest_collection_modifyitems(session, config, items):
         return
     items[:] = _sample(items, max(1, config.getoption("--conformance-sample")))
     items[:] = items[::max(1, config.getoption("--conformance-stride"))]
+    items[:] = [it for it in items if harness.in_part(test_id(it), config.getoption("--conformance-part"))]
     i, n = (int(x) for x in config.getoption("--conformance-shard").split("/"))
     items[:] = [it for j, it in enumerate(items) if j % n == i]
     table = harness.read_not_applicable(HERE / "not_applicable.txt")

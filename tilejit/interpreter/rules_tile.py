@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends.llvm.printing import line_format, value_spec
 from ..ir import ops
 
 from . import numerics as nm
@@ -200,16 +201,40 @@ def _debug_barrier(ctx, op, vals):
 
 @RULES.register(ops.DevicePrintOp)
 def _print(ctx, op, vals):
-    parts = []
-    for v, val in zip(op.args, vals):
+    """The compiled code's lines (backends/llvm/printing.py, Triton's format): one per
+    element and operand, in row-major order, each index padded to its dimension."""
+    pid = tuple(int(p) for p in ctx.pid)
+    many = len(op.args) > 1
+    lines = [] if op.args else [_print_line(op.prefix, None, None, None, pid, (), None)]
+    for n, (v, val) in enumerate(zip(op.args, vals)):
         el = v.type.element
         x = np.asarray(nm.decode(val, el)) if el.kind == "float" else np.asarray(val)
-        if op.hex and x.dtype.kind in "iub":
-            parts.append(np.array2string(x, formatter={"int": lambda i: hex(int(i))}))
-        else:
-            parts.append(np.array2string(x) if x.ndim else str(x[()]))
-    # (the prefix as the language layer shaped it: " x: "; whole tiles, as Triton's interpreter)
-    print(f"pid ({ctx.pid[0]}, {ctx.pid[1]}, {ctx.pid[2]}){op.prefix}{' '.join(parts)}", flush=True)
+        spec = value_spec(el, op.hex)
+        for idx in np.ndindex(x.shape):
+            lines.append(_print_line(op.prefix, x.shape, spec, n if many else None, pid, idx,
+                                     _print_value(x[idx], el, op.hex)))
+    print("".join(lines), end="", flush=True)
     return []
+
+
+def _print_line(prefix, shape, spec, operand, pid, idx, value) -> str:
+    """``printing.line_format``'s line, formatted by Python (its ``%lld``-style
+    conversions without the length modifier; the prefix put in verbatim)."""
+    before, after = line_format("\0", shape, spec, operand).split("\0")
+    text = before.replace("ll", "") % (pid + tuple(int(i) for i in idx)) + prefix
+    return text + (after.replace("ll", "") % (value,) if spec is not None else after)
+
+
+def _print_value(x, el, hex: bool):
+    """An element as the compiled code passes it to printf: a float as a double, a signed
+    int sign-extended, an unsigned int / bool / hex bits zero-extended, a pointer's address."""
+    if el.kind == "float":
+        return float(x)
+    if el.is_ptr():
+        return int(x)
+    bits = int(x) & ((1 << el.bits) - 1)
+    if el.kind == "int" and not hex and bits >> (el.bits - 1):
+        return bits - (1 << el.bits)
+    return bits
 
 

@@ -277,7 +277,8 @@ class tensor:  # noqa: N801  (Triton's name)
         return f"tensor({self.type})"
 
     def __str__(self):
-        return f"tensor<{self.type}>"
+        """Triton's text (``tl.static_print(x)``): ``fp32[constexpr[16], constexpr[32]]``."""
+        return f"{self.dtype}[{', '.join(str(constexpr(d)) for d in self.shape)}]"
 
     __hash__ = object.__hash__
 

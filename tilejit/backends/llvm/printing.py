@@ -30,7 +30,10 @@ def value_spec(dt, hex: bool = False) -> str:
 
 def line_format(prefix: str, shape, spec: str | None, operand: int | None = None) -> str:
     """One line's format: three ``%lld`` program ids, ``len(shape)`` ``%lld`` indices
-    (``shape`` None: no operands, no ``idx``), then ``spec``."""
+    (``shape`` None: no operands, no ``idx``), then ``spec``.  A ``%`` of the prefix is
+    printed as itself (``%%``: it was read as a conversion, and printf read an argument
+    that was never passed)."""
+    prefix = prefix.replace("%", "%%")
     text = "pid (%lld, %lld, %lld)"
     if shape is None:
         return text + prefix + "\n"

@@ -6,7 +6,9 @@ metadata) and ``runtime.jit_post_compile_hook`` (which Inductor calls itself).
 ``cache.dir`` is tilejit's cache directory (``TILEJIT_CACHE_DIR``); assigning it
 moves the cache (the process-wide options' ``cache_dir``) for later compiles.  A group's
 ``scope()`` (``with knobs.cache.scope(), knobs.runtime.scope():``) restores the group's
-settings, and the cache directory, on exit.  ``nvidia.libdevice_path``
+settings, and the cache directory, on exit.  ``cache.manager_class`` (or
+``$TRITON_CACHE_MANAGER``) is the class ``triton.runtime.cache.get_cache_manager`` makes.
+``nvidia.libdevice_path``
 is stored for Inductor, which sets it, and not read: tilejit lowers libdevice
 calls itself instead of linking NVIDIA's bitcode.  ``nvidia.ptxas.path`` / ``.version``
 name the ``ptxas`` found on this machine (Triton's test helpers read the version).  Any other knob is unsupported
@@ -15,6 +17,8 @@ and its name is reported at the point of use.
 from __future__ import annotations
 
 import contextlib
+import importlib
+import os
 import re
 import subprocess
 
@@ -68,12 +72,32 @@ class CacheKnobs(_Knobs):
         from ...runtime.options import get_options, set_options
         set_options(get_options().with_(cache_dir=str(path)))
 
+    @property
+    def manager_class(self):
+        """The class ``triton.runtime.cache.get_cache_manager`` instantiates: the one
+        assigned here, else ``$TRITON_CACHE_MANAGER`` (``module:Class``), else None
+        (``FileCacheManager``)."""
+        if self.__dict__.get("_manager_class") is not None:
+            return self.__dict__["_manager_class"]
+        spec = os.environ.get("TRITON_CACHE_MANAGER")
+        if not spec:
+            return None
+        module, sep, name = spec.partition(":")
+        if not sep:
+            raise ValueError(f"TRITON_CACHE_MANAGER={spec!r}: expected 'module.path:ClassName'")
+        return getattr(importlib.import_module(module), name)
+
+    @manager_class.setter
+    def manager_class(self, cls) -> None:
+        self.__dict__["_manager_class"] = cls
+
     @contextlib.contextmanager
     def scope(self):
         """As ``_Knobs.scope``; the cache directory is restored too."""
         saved = self.dir
         try:
-            yield self
+            with super().scope():
+                yield self
         finally:
             self.dir = saved
 
