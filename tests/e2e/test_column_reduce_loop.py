@@ -13,8 +13,8 @@ import tilejit.language as tl
 
 
 @tilejit.jit
-def col_reduce(in_ptr, part_ptr, sum_ptr, max_ptr, xnumel, rnumel,
-               XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+def col_reduce(in_ptr, part_ptr, sum_ptr, max_ptr, xnumel: tl.constexpr, rnumel: tl.constexpr,
+               XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):   # sizes constant, as Inductor writes
     xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
     xmask = xindex < xnumel
     rbase = tl.arange(0, RBLOCK)[None, :]
