@@ -3,7 +3,8 @@
 A tile produced by an elementwise or shape op stays lazy (fused into the loop of
 the op that consumes it) unless it has several users and is costly to recompute.
 A ``tt.load`` stays lazy only when deferring it cannot change what it reads: it has
-one chain of single users in its own block, no op that writes memory (or has
+one chain of single users in its own block (or several users whose lazy chains all
+end in one op), no op that writes memory (or has
 regions) lies between it and the op that finally consumes the chain, and if that
 op is a store, the store cannot alias the load differently (same pointer tile, or
 pointers rooted at different kernel arguments).
@@ -66,9 +67,29 @@ class FusionPlan:
                 return None
         return None
 
+    def _single_end(self, load):
+        """The one non-lazy op that every user chain of ``load`` (lazy ops of its
+        block) ends in, or None: e.g. GELU's ``x * 0.5 * (1 + erf(x * c))`` reads
+        ``x`` twice and ends in one store.  Elementwise ops only: every user then reads
+        the element at the index the end op consumes, before the end op writes it."""
+        block, ends, seen, stack = load.parent, set(), set(), [load]
+        while stack:
+            for u in self.user_ops(stack.pop().result):
+                if u.parent is not block or (isinstance(u, _LAZY) and not isinstance(u, ops.ElementwiseOp)):
+                    return None
+                if not isinstance(u, _LAZY):
+                    ends.add(u)
+                elif u not in seen:
+                    seen.add(u)
+                    stack.append(u)
+        return ends.pop() if len(ends) == 1 else None
+
     def _load_fusable(self, load) -> bool:
         block = load.parent
         cur = load
+        if len(self.user_ops(load.result)) > 1:
+            end = self._single_end(load)
+            return end is not None and self._no_write_between(load, end)
         while True:
             users = self.user_ops(cur.result)
             if len(users) != 1:
@@ -82,8 +103,11 @@ class FusionPlan:
                 continue
             end = u
             break
-        if end is None:
-            return False
+        return end is not None and self._no_write_between(load, end)
+
+    def _no_write_between(self, load, end) -> bool:
+        """Deferring ``load`` to ``end`` (in its block) cannot change what it reads."""
+        block = load.parent
         start, stop = self.pos[load], self.pos[end]
         for o in block.ops[start + 1:stop]:
             if o.regions or o.has_trait("writes_memory") or o.has_trait("side_effect"):

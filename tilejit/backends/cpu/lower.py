@@ -66,10 +66,14 @@ class ProgramContext:
         self.set(op.result, rep)
 
     # ---- loops ----------------------------------------------------------
-    def loop_nest(self, shape, body, outer_idx=()):
-        """Nested loops over ``shape`` calling ``body(idx)`` innermost."""
+    def loop_nest(self, shape, body, outer_idx=(), order=None):
+        """Nested loops over ``shape`` calling ``body(idx)`` innermost; ``order``: the
+        axes from outermost to innermost (default: in order, the last innermost)."""
         self.elem_cache = {}
-        self._nest(list(shape), list(outer_idx), body)
+        if order is None or tuple(order) == tuple(range(len(shape))):
+            self._nest(list(shape), list(outer_idx), body)
+        else:
+            self._nest_ordered(tuple(shape), tuple(order), {}, body)
         self.elem_cache = {}
 
     def _nest(self, shape, idx, body):
@@ -78,6 +82,14 @@ class ProgramContext:
             return
         self.em.counted_loop(ir.Constant(I64, 0), ir.Constant(I64, shape[0]), name="d%d" % len(idx),
                              body=lambda i: self._nest(shape[1:], idx + [i], body))
+
+    def _nest_ordered(self, shape, order, got, body):
+        if len(got) == len(shape):
+            body(tuple(got[d] for d in range(len(shape))))
+            return
+        d = order[len(got)]
+        self.em.counted_loop(ir.Constant(I64, 0), ir.Constant(I64, shape[d]), name="d%d" % d,
+                             body=lambda i: self._nest_ordered(shape, order, {**got, d: i}, body))
 
     # ---- driver ---------------------------------------------------------
     def lower_block(self, block):

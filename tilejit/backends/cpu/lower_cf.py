@@ -15,7 +15,7 @@ from ..llvm.types import I1, I32, I64, PTR, F64, storage_type, value_type
 from ..llvm.printing import line_format, value_spec
 from ..llvm.scalar import bf16_to_f32
 from .lower import RULES, LoweringError
-from .tiles import COST_LOAD, BufTile, LazyTile, Tile, materialize
+from .tiles import COST_LOAD, BufTile, LazyTile, OrderedBufTile, Tile, materialize
 
 
 def _lower_body(ctx, block):
@@ -73,11 +73,12 @@ class _UniformPtr:
 class _Carried:
     """Loop-carried values: scalar phis and double-buffered tiles."""
 
-    def __init__(self, ctx, types, inits, steps=None):
+    def __init__(self, ctx, types, inits, steps=None, orders=None):
         self.ctx, self.types = ctx, types
         self.bufs = []
         steps = steps or [None] * len(types)
-        for t, v, step in zip(types, inits, steps):
+        self.orders = orders or [None] * len(types)
+        for t, v, step, order in zip(types, inits, steps, self.orders):
             if step is not None:
                 self.bufs.append(_UniformPtr(ctx, t, ctx.get(v), step))
             elif t.is_scalar:
@@ -85,7 +86,7 @@ class _Carried:
             else:
                 a = ctx.alloca(storage_type(t.element), t.numel)
                 bb = ctx.alloca(storage_type(t.element), t.numel)
-                ctx.get(v).materialize_into(ctx, a) if isinstance(ctx.get(v), Tile) else None
+                ctx.get(v).materialize_into(ctx, a, order) if isinstance(ctx.get(v), Tile) else None
                 self.bufs.append((a, bb))
         self.init_vals = [ctx.get(v) if t.is_scalar else None for t, v in zip(types, inits)]
 
@@ -113,9 +114,11 @@ class _Carried:
 
     def reps(self, state=None):
         out = []
-        for t, p, u in zip(self.types, self.phis if state is None else state, self.bufs):
+        for t, p, u, order in zip(self.types, self.phis if state is None else state, self.bufs, self.orders):
             if isinstance(u, _UniformPtr):
                 out.append(u.rep(p))
+            elif isinstance(p, tuple) and order is not None:
+                out.append(OrderedBufTile(t.shape, t.element, p[0], order))
             elif isinstance(p, tuple):
                 out.append(BufTile(t.shape, t.element, p[0]))
             else:
@@ -136,7 +139,7 @@ class _Carried:
             elif not isinstance(p, tuple):
                 nexts.append(rep)
             else:
-                _into(ctx, rep, t, p[1])
+                _into(ctx, rep, t, p[1], self.orders[i])
                 nexts.append((p[1], p[0]))
         return nexts
 
@@ -149,17 +152,47 @@ class _Carried:
                 p.add_incoming(n, latch)
 
 
-def _into(ctx, rep, t, ptr):
+def _into(ctx, rep, t, ptr, order=None):
     if isinstance(rep, Tile):
-        rep.materialize_into(ctx, ptr)
+        rep.materialize_into(ctx, ptr, order)
     else:   # a scalar yielded for a tile slot cannot happen (types match); be safe
         raise LoweringError("scalar value yielded for a tile")
+
+
+def carried_order(ctx, op, t):
+    """Axis order (outermost first) of the buffers of a carried tile of type ``t`` in
+    scf.for ``op``, or None for row-major.  When the body loads tiles of ``t``'s shape
+    that run contiguously along a leading axis and never along the last (e.g.
+    Inductor's looped reduction over a non-last dim, ``x0 + 256*r0_1``), that axis is
+    laid out and iterated innermost, so those loads and the accumulator's reads and
+    writes are all unit-stride in the vectorised loop.  Only the buffer layout and
+    the order of independent elementwise steps change: every element's value is
+    the same."""
+    facts = getattr(ctx, "facts", None)
+    if facts is None or t.is_scalar or len(t.shape) < 2:
+        return None
+    if any(isinstance(o, ops.DotOp) for o in op.body.ops):
+        return None                       # dot accumulators stay row-major (lower_dot*)
+    best, runs = None, 1
+    for ld in op.body.ops:
+        if not isinstance(ld, ops.LoadOp) or ld.ptr.type.is_scalar or tuple(ld.ptr.type.shape) != tuple(t.shape):
+            continue
+        c = facts.axis(ld.ptr).contiguity
+        if c[-1] > 1:
+            return None
+        for d in range(len(c) - 1):
+            if c[d] > runs:
+                best, runs = d, c[d]
+    if best is None or runs < 4:
+        return None
+    return tuple(d for d in range(len(t.shape)) if d != best) + (best,)
 
 
 def carried_of(ctx, op):
     """The loop-carried values of scf.for ``op`` (buffers allocated, inits written)."""
     types = [v.type for v in op.inits]
-    return _Carried(ctx, types, op.inits, [uniform_ptr_step(op, i) for i in range(len(types))])
+    return _Carried(ctx, types, op.inits, [uniform_ptr_step(op, i) for i in range(len(types))],
+                    [carried_order(ctx, op, t) for t in types])
 
 
 @RULES.register(ops.ForOp)

@@ -3,13 +3,15 @@
 A scalar IR value is an LLVM SSA value.  A tile is a :class:`Tile`:
 
 * :class:`BufTile` — materialized in a per-program buffer (row-major, storage type);
+  :class:`OrderedBufTile` the same with another axis order;
 * :class:`LazyTile` — an element generator ``fn(ctx, idx)`` evaluated inside the
   loop of whichever consumer forces it, so chains of elementwise and shape ops are
   fused into that consumer's loop with no block-sized temporary in between.
 
 ``idx`` is a tuple of i64 LLVM values, one per dimension of the tile's shape.
 ``ctx.loop_nest(shape, body)`` emits nested counted loops (innermost over the last,
-contiguous dimension, so LLVM's loop vectorizer sees unit-stride buffers).
+contiguous dimension, so LLVM's loop vectorizer sees unit-stride buffers;
+``order=`` nests the axes in another order, outermost first).
 Within one loop body, generated elements are memoised per (tile, idx) so shared
 subexpressions are emitted once.
 """
@@ -25,12 +27,15 @@ COST_ARITH, COST_MATH, COST_LOAD = 1, 20, 100
 MATERIALIZE_COST = 20
 
 
-def strides_of(shape) -> list[int]:
-    out, s = [], 1
-    for d in reversed(shape):
-        out.append(s)
-        s *= d
-    return list(reversed(out))
+def strides_of(shape, order=None) -> list[int]:
+    """Element strides of a buffer of ``shape`` whose axes are laid out ``order``
+    (outermost first; default row-major, the last axis contiguous)."""
+    order = range(len(shape)) if order is None else order
+    out, s = [0] * len(shape), 1
+    for d in reversed(tuple(order)):
+        out[d] = s
+        s *= shape[d]
+    return out
 
 
 class Tile:
@@ -61,15 +66,16 @@ class Tile:
     def _elem(self, ctx, idx):
         raise NotImplementedError
 
-    def materialize_into(self, ctx, ptr) -> None:
-        """Write every element into the row-major buffer ``ptr``."""
+    def materialize_into(self, ctx, ptr, order=None) -> None:
+        """Write every element into the buffer ``ptr``, laid out ``order`` (outermost
+        axis first; default row-major) and written in that order."""
         sty = storage_type(self.dtype)
-        strides = strides_of(self.shape)
+        strides = strides_of(self.shape, order)
 
         def body(idx):
             v = to_storage(ctx.b, self.elem(ctx, idx), self.dtype)
             ctx.b.store(v, ctx.b.gep(ptr, [linear_index(ctx, idx, strides)], source_etype=sty))
-        versioned(ctx, self.masks, lambda: ctx.loop_nest(self.shape, body))
+        versioned(ctx, self.masks, lambda: ctx.loop_nest(self.shape, body, order=order))
 
 
 class BufTile(Tile):
@@ -88,6 +94,21 @@ class BufTile(Tile):
     def elem_linear(self, ctx, lin):
         sty = storage_type(self.dtype)
         return from_storage(ctx.b, ctx.b.load(ctx.b.gep(self.ptr, [lin], source_etype=sty), typ=sty), self.dtype)
+
+
+class OrderedBufTile(Tile):
+    """A tile stored in ``ptr`` with its axes laid out ``order`` (outermost first, not
+    row-major): e.g. a loop-carried accumulator whose loads run along axis 0
+    (``lower_cf.carried_order``).  Not a :class:`BufTile`, so code that needs a
+    row-major buffer (dot operands, reshapes, vector groups along the last axis)
+    reads it element by element or copies it."""
+
+    def __init__(self, shape, dtype, ptr, order):
+        super().__init__(shape, dtype)
+        self.ptr, self.order = ptr, tuple(order)
+        self.strides = strides_of(self.shape, self.order)
+
+    _elem = BufTile._elem
 
 
 class LazyTile(Tile):

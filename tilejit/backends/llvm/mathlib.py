@@ -44,11 +44,15 @@ _EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
              1.6666665459e-1, 5.0000001201e-1)
 
 
-def _exp_core(b, n, r):
-    """e**r * 2**n for |r| <= ln2/2, n an integral float in [-150, 128]."""
+def _exp_core(b, n, r, normal_scale=False):
+    """e**r * 2**n for |r| <= ln2/2, n an integral float in [-150, 128]; with
+    ``normal_scale`` n in [-126, 127] (2**n a normal float: one scaling multiply, the
+    same result as the two below, each of which is exact there)."""
     y = _poly(b, _EXP_POLY[::-1], r)
     y = b.fadd(intr.call_overloaded(b, "fmuladd", [y, b.fmul(r, r), r]), _c(r, 1.0))
     ni = b.fptosi(n, _like(n, I32))
+    if normal_scale:
+        return b.fmul(y, b.bitcast(b.shl(b.add(ni, _c(ni, 127)), _c(ni, 23)), r.type))
     n1 = b.ashr(ni, _c(ni, 1))
     n2 = b.sub(ni, n1)
     s1 = b.bitcast(b.shl(b.add(n1, _c(ni, 127)), _c(ni, 23)), r.type)
@@ -76,13 +80,14 @@ def exp_f32(b, x):
     return _finish(b, x, _exp_bounded(b, _clamp(b, x, hi, lo)), hi, lo)
 
 
-def _exp_bounded(b, x):
+def _exp_bounded(b, x, normal_scale=False):
     """e**x for x in [-104, 88.72] (no NaN, no overflow): exp_f32 without its clamp
-    and fix-ups, for callers whose argument is bounded by construction."""
+    and fix-ups, for callers whose argument is bounded by construction;
+    ``normal_scale``: x in [-87, 87] (erf, tanh), one scaling multiply."""
     n = intr.unary_math(b, "rint", b.fmul(x, _c(x, 1.4426950408889634)))
     r = intr.call_overloaded(b, "fmuladd", [n, _c(x, -0.693359375), x])      # exact (n * c1 is)
     r = intr.call_overloaded(b, "fmuladd", [n, _c(x, 2.12194440e-4), r])
-    return _exp_core(b, n, r)
+    return _exp_core(b, n, r, normal_scale)
 
 
 def _below(b, a, c):
@@ -119,7 +124,7 @@ def erf_f32(b, x):
     a = intr.unary_math(b, "fabs", x)
     small = b.fmul(a, _poly(b, _ERF_SMALL, b.fmul(a, a)))
     ac = _below(b, a, 4.0)                         # NaN: 4 (the result is x, below)
-    erfc = _exp_bounded(b, b.fsub(_poly(b, _ERFC_LOG, ac), b.fmul(ac, ac)))   # in [-17, 0]
+    erfc = _exp_bounded(b, b.fsub(_poly(b, _ERFC_LOG, ac), b.fmul(ac, ac)), True)   # in [-17, 0]
     res = b.select(b.fcmp_ordered("<", a, _c(x, 0.875)), small, b.fsub(_c(x, 1.0), erfc))
     return _keep_nan(b, x, intr.binary_math(b, "copysign", res, x))
 
@@ -130,7 +135,7 @@ def tanh_f32(b, x):
     a2 = b.fmul(a, a)
     small = b.fadd(a, b.fmul(b.fmul(a, a2), _poly(b, _TANH_SMALL, a2)))
     ac = _below(b, a, 20.0)                        # tanh is 1.0 in fp32 from 9.01 on
-    e = _exp_bounded(b, b.fadd(ac, ac))
+    e = _exp_bounded(b, b.fadd(ac, ac), True)      # 2|x| < 40
     big = b.fsub(_c(x, 1.0), b.fdiv(_c(x, 2.0), b.fadd(e, _c(x, 1.0))))
     res = b.select(b.fcmp_ordered("<", a, _c(x, 0.625)), small, big)
     return _keep_nan(b, x, intr.binary_math(b, "copysign", res, x))
