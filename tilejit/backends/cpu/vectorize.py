@@ -186,7 +186,9 @@ class VecLoadTile(Tile):
         sub = AccessPlan(width, align, self.plan.lane_mask)
         return _load_group(ctx, sub, self.ptr, self.mask, self.other, self.dtype, idx)
 
-    def materialize_into(self, ctx, ptr) -> None:
+    def materialize_into(self, ctx, ptr, order=None) -> None:
+        if order is not None and tuple(order) != tuple(range(len(self.shape))):
+            return super().materialize_into(ctx, ptr, order)     # laid out another way: per lane
         _vector_load_loop(ctx, self.op, self.plan, self.ptr, self.mask, self.other, ptr)
 
 
