@@ -5,14 +5,17 @@
 
 Each block size is timed interleaved with numpy (``a @ b``) and the medians are
 compared (this machine is shared and noisy).  With one thread the clock is the
-thread's CPU time, which other processes cannot inflate.
+process's CPU time, which other processes cannot inflate (not the calling thread's:
+a block size whose tiles exceed the stack runs its programs on a big-stack worker
+thread, ``runner.run_on_worker``, and a thread clock reported 256x512x64 at 6590
+GFLOP/s).
 
 OpenBLAS worker threads spin for a while after each call (2**28 cycles by
 default), so with ``OPENBLAS_NUM_THREADS=2`` a tilejit launch that follows a numpy
 call shares a core with a spinning thread and runs at about half speed.  Set
 ``OPENBLAS_THREAD_TIMEOUT=4`` (the shortest spin) for a fair comparison; see
 bench/results/cpu_matmul_notes.md.  With ``--threads 1`` numpy runs on one thread too
-(``OPENBLAS_NUM_THREADS=1``, set before numpy loads: the thread CPU clock would
+(``OPENBLAS_NUM_THREADS=1``, set before numpy loads: the process CPU clock would
 otherwise count only the calling thread's share of numpy's work).
 
 ``--huge`` puts A and B on 2 MB transparent huge pages (madvise, 2 MB-aligned
@@ -99,7 +102,7 @@ def main(argv=None):
         a, b = on_huge_pages(a), on_huge_pages(b)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     c = np.empty_like(a)
-    clock = time.thread_time if args.threads == 1 else time.perf_counter
+    clock = time.process_time if args.threads == 1 else time.perf_counter
     if args.threads > 1 and os.environ.get("OPENBLAS_THREAD_TIMEOUT") is None:
         print("note: OPENBLAS_THREAD_TIMEOUT unset: OpenBLAS threads spinning after numpy's call "
               "slow down the tilejit launch that follows", flush=True)
@@ -130,7 +133,7 @@ def save(args, rows):
     doc = {"command": "python bench/tune_matmul_cpu.py " + " ".join(sys.argv[1:]),
            "date": now.isoformat(timespec="seconds"), "platform": platform.platform(),
            "numpy": np.__version__, "threads": args.threads, "size": args.size, "reps": args.reps,
-           "huge_pages": args.huge, "clock": "thread_time" if args.threads == 1 else "perf_counter",
+           "huge_pages": args.huge, "clock": "process_time" if args.threads == 1 else "perf_counter",
            "env": {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OPENBLAS_THREAD_TIMEOUT")},
            "rows": rows}
     name = f"cpu-{now:%Y-%m-%d}-tune-matmul{'-huge' if args.huge else ''}-{args.threads}t.json"

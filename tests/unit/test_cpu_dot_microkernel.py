@@ -227,6 +227,45 @@ def test_dot_operand_is_carried_result(backend):
     np.testing.assert_array_equal(out, ref)
 
 
+@triton.jit
+def dot_then_column_loop_kernel(a_ptr, b_ptr, x_ptr, out_ptr, N: tl.constexpr, R: tl.constexpr):
+    """A dot result carried by a loop whose loads run down columns: lower_cf lays the
+    carried buffer out column-major (carried_order)."""
+    r = tl.arange(0, N)
+    acc = tl.dot(tl.load(a_ptr + r[:, None] * N + r[None, :]), tl.load(b_ptr + r[:, None] * N + r[None, :]))
+    for i in range(R):
+        acc += tl.load(x_ptr + i * N * N + r[:, None] + r[None, :] * N)
+    tl.store(out_ptr + r[:, None] * N + r[None, :], acc)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dot_result_carried_column_major(backend):
+    N, R = 16, 3
+    rng = np.random.default_rng(4)
+    a, b, x = ints(rng, (N, N)), ints(rng, (N, N)), ints(rng, (R, N, N))
+    out = run(backend, dot_then_column_loop_kernel, (1,), a, b, x, np.zeros((N, N), np.float32), N=N, R=R)[3]
+    ref = a.astype(np.float64) @ b + sum(x[i].T for i in range(R))
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_dot_into_reordered_carried_slot(monkeypatch, tmp_path):
+    """A dot yielded into a carried slot laid out column-major (lower_cf.carried_order
+    forced here: it keeps loops with dots row-major) goes through a row-major scratch."""
+    from tilejit.backends.cpu import lower_cf
+    monkeypatch.setattr(lower_cf, "carried_order", lambda ctx, op, t: None if len(t.shape) < 2 else (1, 0))
+    hits, real = [], lower_dot._reordered
+    monkeypatch.setattr(lower_dot, "_reordered", lambda *a: hits.append(a[3]) or real(*a))
+    N, steps = 16, 4
+    rng = np.random.default_rng(3)
+    x, w = rng.integers(-1, 2, (N, N)).astype(np.float32), np.eye(N, dtype=np.float32)[::-1].copy()
+    w[2, 5] = 1.0
+    out = np.zeros((N, N), np.float32)
+    with use_options(backend="cpu", cache_dir=str(tmp_path)):
+        chained_kernel[(1,)](x, w, out, N=N, STEPS=steps)
+    assert hits == [(1, 0)]
+    np.testing.assert_array_equal(out, x.astype(np.float64) @ np.linalg.matrix_power(w.astype(np.float64), steps))
+
+
 # ---------------------------------------------------------------- block shapes
 def test_choose_shape_per_target():
     assert choose_shape(128, 128, 64, float32, AVX2) == Shape(8, 2, 6, True)

@@ -173,6 +173,31 @@ def test_native_lane_checks_bounded_accesses_for_its_grid():
         np.testing.assert_array_equal(y2[:128], x)
 
 
+@needs_lane
+def test_native_lane_learns_each_grid_of_a_bounded_kernel(monkeypatch):
+    """A kernel with bounded accesses runs natively only for its spec's grid: the first
+    launch with a new grid goes through the Python lane and offers a spec for it, the
+    next ones (and later returns to it) run natively."""
+    from tilejit.backends.cpu import backend
+    x = np.arange(512, dtype=np.float32)
+    y = np.zeros(512, np.float32)
+    runs, real = [], backend.CPUKernel._run
+    monkeypatch.setattr(backend.CPUKernel, "_run", lambda self, *a: runs.append(a[1]) or real(self, *a))
+    with use_options(backend="cpu", num_threads=1):
+        k = tilejit.jit(_copy)
+        for _ in range(3):
+            k[(1,)](x, y, BLOCK=128)
+        assert k._launcher.native is not None and k._launcher.native.entries()
+        for g, first in ((4, True), (2, True), (4, False), (2, False)):
+            y[:] = 0
+            runs.clear()
+            for _ in range(3):
+                k[(g,)](x * g, y, BLOCK=128)
+            np.testing.assert_array_equal(y[:128 * g], (x * g)[:128 * g])
+            assert (y[128 * g:] == 0).all()
+            assert runs == ([g] if first else [])
+
+
 def _assert_big(x_ptr, out_ptr, n, a, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     m = offs < n

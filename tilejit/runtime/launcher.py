@@ -33,6 +33,7 @@ _from_buffer = ctypes.c_char.from_buffer
 _addressof = ctypes.addressof
 _OPTION_TOKENS: dict = {}       # Options -> small int (hashing the dataclass per launch is slow)
 _EXPRESS_MAX = 256              # express entries per kernel before the lane starts over
+_NATIVE_REOFFERS = 64           # grids (and bound integer arguments) per express entry offered to the native lane
 
 
 class _PtrNames(dict):
@@ -215,7 +216,7 @@ class Launcher:
             if run is None:
                 return kernel
             if _checks.has_bounds(kernel):
-                run = self._bounds_checked(kernel, run)
+                run = self._bounds_checked(kernel, run, (len(args), tuple(kwargs)), opts)
             self._express_keep.extend(dtypes)
             self._lane_ids.add(id(kernel))
             self.express[key] = run
@@ -246,11 +247,33 @@ class Launcher:
         except Exception:      # noqa: BLE001 - an optimisation: the Python lane stays
             self.native.clear()
 
-    def _bounds_checked(self, kernel, run):
+    def _bounds_checked(self, kernel, run, call_shape, opts):
         """``run`` checking the arrays against the kernel's access bounds for each grid
         and integer-argument values first (runtime/arg_bounds.py); a launch whose
-        arrays may not cover them goes through the general path (launch_checks)."""
-        return _checks.express_bounds(kernel, self.names, run, self.call_general)
+        arrays may not cover them goes through the general path (launch_checks).
+
+        The native lane runs such a kernel only for the grid and integer arguments
+        its spec was offered with, so a launch with others arrives here: it offers the
+        lane a spec for those too, once per grid and values (the lane keeps the last
+        few; a kernel launched at 2^16 and then at 2^20 elements took 13 us more per
+        launch at 2^20 in the Python lane).  ``call_shape``: (positional count,
+        keyword names) of the call that filed the entry."""
+        checked = _checks.express_bounds(kernel, self.names, run, self.call_general)
+        if not opts.native_call:
+            return checked
+        pinned = tuple(sorted(_checks.bounds_scalars(kernel, self.names)))
+        npos, kwnames = call_shape
+        offered = set()
+
+        def offering(values, vals, gx, gy, gz):
+            got = checked(values, vals, gx, gy, gz)
+            key = (gx, gy, gz) + tuple(vals[i] for i in pinned)
+            if (key not in offered and len(offered) < _NATIVE_REOFFERS and self.native is not None
+                    and _options_mod._current is opts):
+                offered.add(key)
+                self._offer_native(kernel, (None,) * npos, dict.fromkeys(kwnames), vals, opts, (gx, gy, gz))
+            return got
+        return offering
 
     # ------------------------------------------------------------ binding
     def bind(self, args, kwargs) -> list:

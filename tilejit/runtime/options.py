@@ -141,6 +141,7 @@ class Options:
     traceback: bool = False          # TILEJIT_TRACEBACK=1: compile errors keep tilejit's own frames
     explain: bool = False            # TILEJIT_EXPLAIN=1: print each compiled kernel's paths (stderr)
     cpu_opt_level: int = -1          # TILEJIT_CPU_OPT_LEVEL=1|2|3: LLVM's pipeline for CPU kernels (-1: by size, llvm/binding.py)
+    cpu_stream_bytes: int = -1       # TILEJIT_CPU_STREAM_BYTES=64M: a CPU store's bytes per launch from which it streams (non-temporal; -1: 3/4 of the last-level cache, 0: never; backends/cpu/streaming.py)
     cuda: CudaTuning = field(default_factory=CudaTuning)   # TILEJIT_CUDA_TUNING="name=0|1,...": CUDA lowering choices
 
     @classmethod
@@ -163,6 +164,7 @@ class Options:
             traceback=_flag(env, "TILEJIT_TRACEBACK"),
             explain=_flag(env, "TILEJIT_EXPLAIN"),
             cpu_opt_level=_opt_level(env),
+            cpu_stream_bytes=_size(env, "TILEJIT_CPU_STREAM_BYTES", -1),
             cuda=CudaTuning.parse(env.get("TILEJIT_CUDA_TUNING", "")),
         )
 

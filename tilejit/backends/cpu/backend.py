@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from .. import Backend, CompiledKernel, LaunchArgs, register_backend
 from ..llvm import binding
+from . import streaming
 from .codegen import CHUNK, build_module
 from .vectorize import CPU_ACCESS, GRID_BOUND, choose_facts
 from .sanitize import EXTRA_SLOTS, OOB_BASE, buffer_table, raise_oob
@@ -76,8 +77,10 @@ def _native_runner(kernel):
 
 
 class CPUKernel(CompiledKernel):
-    def __init__(self, func, engine, fn_addr, asserts, llir, llir_opt, num_threads, frame_bytes=0):
+    def __init__(self, func, engine, fn_addr, asserts, llir, llir_opt, num_threads, frame_bytes=0,
+                 stream_from=MAX_PROGRAMS + 1):
         super().__init__(func.name, func)
+        self.stream_from = stream_from           # launches of this many programs run _streaming()
         self.frame_bytes = frame_bytes
         self.big_frame = frame_bytes > BIG_FRAME
         self.asm = _Asm(llir, llir_opt)
@@ -96,12 +99,17 @@ class CPUKernel(CompiledKernel):
         self.num_threads = num_threads or default_threads()
         self.sizing = Sizing()                   # time per program, for the pool (pool.py)
         # [most programs the native lane runs on the calling thread, most cycles such a run may take]
-        self._inline = (ctypes.c_int64 * 2)(MAX_PROGRAMS if self.num_threads <= 1 else 1, 2 ** 62)
+        self._inline = (ctypes.c_int64 * 2)(self._inline_cap(MAX_PROGRAMS if self.num_threads <= 1 else 1), 2 ** 62)
 
     backend_name = "cpu"
     facts = None             # the analysis facts it was compiled with (TILEJIT_EXPLAIN)
     grid_bound = None        # (bx, by, bz) the code was compiled under (vectorize.py)
     _general = None          # () -> the variant compiled without a grid bound
+    _streaming = None        # () -> the variant with streamed stores (streaming.py)
+
+    def _inline_cap(self, limit):
+        """The native lane runs no launch that must stream (it goes through launch())."""
+        return min(limit, self.stream_from - 1)
 
     def launch(self, grid, args, **launch_options):
         gx, gy, gz = grid
@@ -111,6 +119,8 @@ class CPUKernel(CompiledKernel):
         n = gx * gy * gz
         if n <= 0:
             return
+        if n >= self.stream_from:
+            return self._streaming().launch(grid, args, **launch_options)
         if n >= 2**31:
             raise ValueError(f"grid {grid} has too many programs ({n})")
         mine = self._busy.acquire(False)
@@ -147,7 +157,7 @@ class CPUKernel(CompiledKernel):
         else:
             status, k = pool.run(self._fn_addr, buf.ptr.value, n, k)
         self.sizing.note(n, perf_counter() - t0, k)
-        self._inline[0] = self.sizing.inline_limit(pool.wake_ns, MAX_PROGRAMS)
+        self._inline[0] = self._inline_cap(self.sizing.inline_limit(pool.wake_ns, MAX_PROGRAMS))
         self._inline[1] = int(8 * pool.wake_ns * pool.cycles_per_ns)
         return status
 
@@ -180,7 +190,7 @@ class CPUKernel(CompiledKernel):
         free = [fresh()]
 
         def run(values, vals, gx, gy, gz):
-            if gx != 1 or gy != 1 or gz != 1:
+            if gx != 1 or gy != 1 or gz != 1 or self.stream_from <= 1:
                 self.launch((gx, gy, gz), LaunchArgs(values, None, vals))
                 return self
             try:
@@ -249,11 +259,12 @@ class CPUBackend(Backend):
     def is_available(self) -> bool:
         return True
 
-    def compile(self, func, options, bounded: bool = True) -> CPUKernel:
+    def compile(self, func, options, bounded: bool = True, stream: bool = False) -> CPUKernel:
         """``bounded``: the analysis may assume vectorize.GRID_BOUND programs per axis
-        (the kernel then checks every launch's grid against it)."""
+        (the kernel then checks every launch's grid against it); ``stream``: the
+        variant whose streamable stores are non-temporal (streaming.py)."""
         key = (options.sanitize, options.vectorize, options.num_threads, options.dump_dir,
-               options.cpu_opt_level, GRID_BOUND if bounded else None)
+               options.cpu_opt_level, options.cpu_stream_bytes, GRID_BOUND if bounded else None, stream)
         # variants live on the IR function itself (a kernel refers to its function, so
         # a cache keyed weakly by the function would keep both alive forever); the
         # launcher dropping its kernel frees function, variants and machine code together
@@ -263,12 +274,12 @@ class CPUBackend(Backend):
         from .. import reject_16bit_float_minmax
         reject_16bit_float_minmax(func, "the cpu backend")
         with _COMPILE_LOCK:          # LLVM contexts are not shared across threads safely
-            kernel = self._compile(func, options, bounded)
+            kernel = self._compile(func, options, bounded, stream)
         with self._lock:
             func.__dict__.setdefault("_cpu_variants", {})[key] = kernel
         return kernel
 
-    def _compile(self, func, options, bounded=True) -> CPUKernel:
+    def _compile(self, func, options, bounded=True, stream=False) -> CPUKernel:
         tm = binding.host_target_machine()
         _ensure_libm()
         if options.vectorize and not options.sanitize:
@@ -276,7 +287,7 @@ class CPUBackend(Backend):
             align_version(func, limits=CPU_ACCESS)   # dot loops on run-time range checks; attrs['align_version']=False: off
         facts, bound = choose_facts(func, options, allow_bound=bounded)
         module, asserts = build_module(func, options, triple=tm.triple,
-                                       data_layout=binding.data_layout_of(tm), facts=facts)
+                                       data_layout=binding.data_layout_of(tm), facts=facts, stream=stream)
         llir = str(module)
         # parse + optimize + JIT; the optimized IR and the object code come from the
         # disk cache when an earlier process compiled the same module (runtime/cache.py)
@@ -284,13 +295,24 @@ class CPUBackend(Backend):
         engine, llir_opt = cpu_compile_cached(llir, tm, options)
         addr = engine.get_function_address(CHUNK)
         kernel = CPUKernel(func, engine, addr, asserts, llir, llir_opt, options.num_threads,
-                           module.frame_bytes)
+                           module.frame_bytes, _stream_from(module, options, stream))
+        if kernel.stream_from <= MAX_PROGRAMS:
+            kernel._streaming = lambda: self.compile(func, options, bounded, stream=True)
         kernel._accesses, kernel.sanitize = module.accesses, bool(options.sanitize)
         kernel.facts = facts
         if bound is not None:        # launches beyond the bound run the unbounded variant
             kernel.grid_bound = bound
-            kernel._general = lambda: self.compile(func, options, bounded=False)
+            kernel._general = lambda: self.compile(func, options, bounded=False, stream=stream)
         return kernel     # stage dumps (TILEJIT_DUMP_DIR) are written by the runtime from .asm
+
+
+def _stream_from(module, options, stream) -> int:
+    """Programs from which a launch of ``module``'s kernel streams its stores (more
+    than MAX_PROGRAMS: never; streaming.py)."""
+    per_program, limit = streaming.program_bytes(module), streaming.threshold_bytes(options)
+    if stream or not per_program or limit <= 0:
+        return MAX_PROGRAMS + 1
+    return max(1, -(-limit // per_program))
 
 
 register_backend("cpu", CPUBackend)

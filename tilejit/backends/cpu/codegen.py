@@ -39,9 +39,10 @@ def _load_arg(b, args_ptr, i, dt):
     return raw if dt.bits == 64 else b.trunc(raw, value_type(dt))
 
 
-def build_module(func, options, triple: str = "", data_layout: str = "", facts=None):
+def build_module(func, options, triple: str = "", data_layout: str = "", facts=None, stream=False):
     """LLVM module (llvmlite.ir) for ``func`` and the list of its tt.assert ops;
-    ``facts`` (tilejit.analysis) enable vector loads/stores (vectorize.py)."""
+    ``facts`` (tilejit.analysis) enable vector loads/stores (vectorize.py), ``stream``
+    makes the streamable ones non-temporal (streaming.py)."""
     module = ir.Module(name=func.name)
     if triple:
         module.triple = triple
@@ -54,6 +55,7 @@ def build_module(func, options, triple: str = "", data_layout: str = "", facts=N
     prog.attributes.add("nounwind")
     ctx = ProgramContext(module, prog, func, options)
     ctx.facts = facts
+    ctx.stream_stores = stream
     args_ptr = ctx.args_ptr = prog.args[0]
     ctx.pid = list(prog.args[1:4])
     ctx.nprog = list(prog.args[4:7])

@@ -41,11 +41,21 @@ class DotTile(Tile):
     def _elem(self, ctx, idx):
         raise AssertionError("DotTile must be materialized before use")
 
-    def materialize_into(self, ctx, ptr):
-        if self.cdt.kind == "float":
+    def materialize_into(self, ctx, ptr, order=None):
+        if order is not None and tuple(order) != tuple(range(len(self.shape))):
+            _reordered(ctx, self, ptr, order)        # a carried slot laid out another way (lower_cf)
+        elif self.cdt.kind == "float":
             _float_kernel(ctx, self, ptr)
         else:
             _int_kernel(ctx, self, ptr)
+
+
+def _reordered(ctx, tile, ptr, order):
+    """``tile`` (materialized row-major into a scratch buffer) copied into ``ptr``
+    laid out ``order``."""
+    tmp = ctx.alloca(storage_type(tile.dtype), tile.numel)
+    tile.materialize_into(ctx, tmp)
+    BufTile(tile.shape, tile.dtype, tmp).materialize_into(ctx, ptr, order)
 
 
 def _float_kernel(ctx, d: DotTile, out_ptr):

@@ -76,8 +76,11 @@ class SegmentedDot(Tile):
     def _elem(self, ctx, idx):
         raise AssertionError("SegmentedDot must be materialized before use")
 
-    def materialize_into(self, ctx, ptr):
-        emit_float_dot(ctx, self, ptr)
+    def materialize_into(self, ctx, ptr, order=None):
+        if order is not None and tuple(order) != tuple(range(len(self.shape))):
+            lower_dot._reordered(ctx, self, ptr, order)
+        else:
+            emit_float_dot(ctx, self, ptr)
 
 
 def fuse_factor(bm, bn, bk, cdt) -> int:

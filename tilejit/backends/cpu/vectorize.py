@@ -37,6 +37,7 @@ from ...ir import ops
 from ...ir.types import PointerType
 from ..llvm.intrinsics import declare, type_suffix
 from ..llvm.types import I1, I64, storage_type, to_storage
+from . import streaming
 from .tiles import BufTile, Tile, linear_index, merge_masks, strides_of, versioned
 
 GRID_BOUND = (1 << 20, 1 << 20, 1 << 20)   # programs per axis assumed by bounded compiles
@@ -186,7 +187,9 @@ class VecLoadTile(Tile):
         sub = AccessPlan(width, align, self.plan.lane_mask)
         return _load_group(ctx, sub, self.ptr, self.mask, self.other, self.dtype, idx)
 
-    def materialize_into(self, ctx, ptr) -> None:
+    def materialize_into(self, ctx, ptr, order=None) -> None:
+        if order is not None and tuple(order) != tuple(range(len(self.shape))):
+            return super().materialize_into(ctx, ptr, order)     # laid out another way: per lane
         _vector_load_loop(ctx, self.op, self.plan, self.ptr, self.mask, self.other, ptr)
 
 
@@ -373,13 +376,16 @@ def lower_vector_store(ctx, op, plan: AccessPlan) -> None:
             return v
         return _vector_of(ctx, val, lanes, sty, lambda e: to_storage(ctx.b, e, dt), "vst.val")
 
-    def body(gidx):
+    def body(gidx, stream=False):
         b = ctx.b
         idx = _group_base(ctx, gidx, W)
         p = _elem(ctx, ptr, idx)
         lanes = _lanes(ctx, idx, W)
         if _known_true(ctx, mask):
-            _mark(ctx, b.store(value(idx, lanes), p)).align = plan.align
+            st = _mark(ctx, b.store(value(idx, lanes), p))
+            st.align = plan.align
+            if stream:
+                streaming.mark(ctx, st)
         elif plan.lane_mask:
             mvec = _vector_of(ctx, mask, lanes, I1)
             fn = _masked_intrinsic(ctx, "store", vty, [vty, p.type, mvec.type], ir.VoidType())
@@ -387,8 +393,16 @@ def lower_vector_store(ctx, op, plan: AccessPlan) -> None:
         else:
             with b.if_then(_elem(ctx, mask, idx)):
                 _mark(ctx, b.store(value(idx, lanes), p)).align = plan.align
+    def emit(stream=False):
+        ctx.loop_nest(tuple(shape[:-1]) + (shape[-1] // W,), lambda gidx: body(gidx, stream))
+
+    def versions():          # large launches run a variant streaming them (streaming.py)
+        if streaming.eligible(ctx, op, plan, _known_true(ctx, mask)):
+            streaming.emit_store(ctx, op, emit)
+        else:
+            emit()
     masks = merge_masks(ptr, val, mask) + ((mask,) if isinstance(mask, Tile) else ())
-    versioned(ctx, masks, lambda: ctx.loop_nest(tuple(shape[:-1]) + (shape[-1] // W,), body))
+    versioned(ctx, masks, versions)
 
 
 __all__ = ["CPU_ACCESS", "GRID_BOUND", "choose_facts", "plan_access", "plan_of",
