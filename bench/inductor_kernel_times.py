@@ -6,7 +6,9 @@ row's kernels makes its ratio.
     PYTHONPATH=$PWD python bench/inductor_kernel_times.py --impl tilejit --case reduce_non_last_dim --module M.py --out D
 
 The Triton side captures the case's output module at the corpus sizes and saves it to
-``--module``; the tilejit side loads that file (the same source on both sides).  Prints,
+``--module`` (unless that file exists); the tilejit side loads that file (the same source
+on both sides).  ``--strip-eviction`` (an experiment: what the ``eviction_policy`` hints,
+which tilejit's CUDA loads ignore, are worth) removes the hints from the loaded text.  Prints,
 per kernel, the config Inductor's autotuner chose and the mean CUDA time per call (CUPTI,
 through torch.profiler, over ``--calls`` calls, L2 not flushed), and writes the chosen
 variant's PTX to ``D/<kernel>.<impl>.ptx``.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -38,6 +41,8 @@ def main():
     ap.add_argument("--module", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--calls", type=int, default=10)
+    ap.add_argument("--strip-eviction", action="store_true",
+                    help="an experiment, not a corpus row: the module's eviction_policy hints removed")
     ap.add_argument("--device", default="cuda", help="cpu: a smoke run of this script (tilejit cpu, smoke sizes)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -56,11 +61,15 @@ def main():
     fn = ci._cases()[a.case].make()
     cpu = a.device == "cpu"
     inputs = ci._cases()[a.case].inputs() if cpu else ci._big_inputs("cuda")[a.case]()
-    if a.impl == "triton" or cpu:
+    if (a.impl == "triton" or cpu) and not os.path.exists(a.module):
         with open(a.module, "w") as f:
             f.write(ci._capture(fn, inputs, a.device))
     with open(a.module) as f:
-        mod = PyCodeCache.load(f.read())
+        text = f.read()
+    if a.strip_eviction:
+        text, n = re.subn(r", eviction_policy='evict_\w+'", "", text)
+        print(f"{a.impl}: {n} eviction_policy hints removed (an experiment)", flush=True)
+    mod = PyCodeCache.load(text)
     args = ci._arg_order(mod, inputs)
     mod.call(list(args))                     # compile and autotune
     if not cpu:
@@ -75,7 +84,8 @@ def main():
               f"of {len(getattr(k, 'configs', []) or [])}", flush=True)
         ptx = _ptx(launchers[0])
         if ptx:
-            with open(os.path.join(a.out, f"{name}.{a.impl}.ptx"), "w") as f:
+            tag = a.impl + (".noevict" if a.strip_eviction else "")
+            with open(os.path.join(a.out, f"{name}.{tag}.ptx"), "w") as f:
                 f.write(ptx)
     if cpu:
         return
