@@ -242,7 +242,7 @@ class Launcher:
         if host:
             rec, bufs = _staged_launch(self, grid, args, host)
         else:
-            bufs = args.buffers if self.kernel.reports else ()
+            bufs = args.buffers if self.kernel.sanitize else ()   # asserts alone: no record read
             rec = self.run(get_device(ordinal), grid, args.values,
                            stream if stream is not None else stream0, bufs)
         if rec is not None and rec[0]:
