@@ -191,7 +191,8 @@ def report_assert(lw, op, bad):
 def _assertfail(lw, op):
     """``__assertfail(message, file, line, function, 1)``: the CUDA runtime's assert
     (as Triton's with ``debug=True``): prints ``file:line: kernel: block: [..], thread:
-    [..] Assertion `message` failed.`` and traps (CUDA_ERROR_ASSERT)."""
+    [..] Assertion `message` failed.`` and traps (CUDA_ERROR_ASSERT); a ``trap`` follows,
+    as in Triton's lowering."""
     from .rules_control import _cstring
     ptr = ir.PointerType()
     fn = lw.intrinsic("__assertfail", T.VOID, [ptr, ptr, T.I32, ptr, T.I64])
@@ -199,6 +200,7 @@ def _assertfail(lw, op):
     args = [_cstring(lw, op.msg or "device assertion failed"), _cstring(lw, loc.file or "<unknown>"),
             lw.i32(max(0, loc.line)), _cstring(lw, lw.kernel.name), _i64(1)]
     lw.b.call(fn, args)
+    lw.call("llvm.trap", T.VOID, [])    # as Triton's: never past a failed assert
 
 
 # ---- host side ---------------------------------------------------------------------
