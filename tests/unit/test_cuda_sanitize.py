@@ -323,3 +323,28 @@ def test_every_ptx_suite_kernel_compiles_checked(name):
     assert "trap;" not in k.ptx
     if tgt.find_ptxas():
         tgt.ptxas(k.ptx, 90)
+
+
+def test_native_launch_of_an_assert_kernel_passes_two_null_parameters(monkeypatch):
+    """The launcher's native builtin of a kernel with asserts (not sanitized) takes the
+    null table and record after the kernel's own parameters, on every launch."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from test_cuda_native_launch import P32, Recorder, _Device
+    from tilejit.backends.cuda import types as CT
+    from tilejit.ir import types as IT
+
+    class AssertKernel:
+        arg_types, reports, sanitize, num_warps, shared = [P32, IT.int32], True, False, 4, 0
+    sizes = [len(CT.pack_param(t, 0)) for t in AssertKernel.arg_types] + [8, 8]
+    rec = Recorder(sizes)
+    raw = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7,
+                           *[ctypes.c_void_p] * 3)(rec.address)
+    monkeypatch.setattr(driver, "_RAW", {"fn": raw, "loaded": True, "ok": False})
+    la = driver.Launcher(AssertKernel())
+    la.cu = object()
+    la.run(_Device(), (2, 1, 1), [4096, 50], 0)                  # ctypes packing, raw launch
+    assert la.native and type(la.native).__name__ == "builtin_function_or_method"
+    la.run(_Device(), (2, 1, 1), [4096, 50], 0)                  # the native builtin
+    nulls = [bytes(8), bytes(8)]
+    expected = [CT.pack_param(P32, 4096), CT.pack_param(IT.int32, 50)] + nulls
+    assert [c["params"] for c in rec.calls] == [expected, expected]

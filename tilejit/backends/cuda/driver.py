@@ -296,7 +296,7 @@ def _native_for(launcher):
         return False
     try:
         addr = ctypes.cast(_RAW["fn"], ctypes.c_void_p).value
-        types = launcher.types + ((_NULL_PARAM,) * 2 if launcher.kernel.reports else ())
+        types = [*launcher.types, *((_NULL_PARAM,) * 2 if launcher.kernel.reports else ())]
         fn = native_launcher(types, launcher.block, launcher.kernel.shared, addr)
     except Exception:         # no usable host JIT: the ctypes path stays
         fn = None
