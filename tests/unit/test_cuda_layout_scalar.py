@@ -77,3 +77,22 @@ def test_rows_narrower_than_the_threads_chunks_keep_four(xblock, rblock, warps):
 def test_without_facts_nothing_changes():
     k = _compile(wrapped_mean, 1, 2048, 16)
     assert kernel_max_vec(k.func) == MAX_VEC and kernel_max_vec(k.func, None, 512) == MAX_VEC
+
+
+@tilejit.jit
+def persistent_row_sum(in_ptr, out_ptr, RBLOCK: tl.constexpr):
+    """Inductor's persistent reduction of rows of 4097 (odd: scalar loads), one row per
+    program: the [1, 1] result's store does not decide the chunk width."""
+    row = tl.program_id(0)
+    r = tl.arange(0, RBLOCK)[None, :]
+    v = tl.load(in_ptr + (r + 4097 * row), r < 4097, other=0.0)
+    tl.store(out_ptr + row + tl.zeros([1, 1], tl.int32), tl.sum(v, 1)[:, None])
+
+
+def test_small_result_tiles_do_not_decide():
+    k = tilejit.compile(persistent_row_sum, signature={"in_ptr": "*fp32", "out_ptr": "*fp32"},
+                        constexprs={"RBLOCK": 8192}, divisible_by_16=("in_ptr", "out_ptr"),
+                        target="cuda:90", num_warps=16)
+    if tgt.find_ptxas():
+        tgt.ptxas(k.asm["ptx"], 90)
+    assert _vec(k, 16) == 1

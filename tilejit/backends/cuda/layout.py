@@ -68,7 +68,8 @@ def kernel_max_vec(func, facts=None, threads: int = 0) -> int:
     deciding accesses can move two elements at once (no contiguity or alignment proven
     along the last dimension: Inductor's ``r % 513`` addressing, odd row strides) and
     each of their tiles is 1-D or has rows of a multiple of ``threads * MAX_VEC``
-    elements (Inductor's ``[1, 2048]`` / ``[2, 2048]`` reduction blocks).  Neighbouring
+    elements (Inductor's ``[1, 2048]`` / ``[2, 2048]`` reduction blocks; tiles of fewer
+    elements than ``threads * MAX_VEC`` do not count).  Neighbouring
     threads then hold neighbouring elements, so each scalar access instruction of a warp
     is coalesced, as Triton's coalescing makes it (``sizePerThread`` 1 where contiguity
     is 1); with chunks of 4, a warp's scalar load spans 4 times the bytes it uses.  The
@@ -91,7 +92,10 @@ def kernel_max_vec(func, facts=None, threads: int = 0) -> int:
             if in_loop(op):
                 looped.add(size)
                 looped_accesses.append(op)
-    deciding = looped_accesses or accesses
+    # tiles smaller than every thread's chunk (a [XBLOCK, 1] result) shrink their own
+    # chunks (make_layout): they do not decide
+    deciding = [op for op in looped_accesses or accesses
+                if math.prod(op.ptr.type.shape) >= threads * MAX_VEC]
     if facts is not None and threads and deciding and not _any_vector(deciding, facts) \
             and all(_whole_rows(op.ptr.type.shape, threads) for op in deciding):
         return 1
