@@ -53,7 +53,8 @@ def _compile(name, sanitize, arch=90, **sig_over):
 
 
 def _nparams(ptx, name):
-    return len(re.findall(rf"\b{name}_param_\d+", ptx.split(")")[0]))
+    entry = ptx[ptx.index(f".entry {name}"):]
+    return len(re.findall(rf"\b{name}_param_\d+", entry.split(")")[0]))
 
 
 @pytest.mark.parametrize("arch", [80, 90])
@@ -86,7 +87,14 @@ def test_assert_reports_without_sanitize_and_no_bounds_checks():
     k = _compile("masked_assert", False)
     ptx = k.asm["ptx"]
     assert k.reports and not k.sanitize and _nparams(ptx, "masked_assert") == 2 + 2
-    assert "trap;" not in ptx and "bar.red.or.pred" in ptx and "atom.relaxed.sys.global.cas.b64" in ptx
+    assert "bar.red.or.pred" in ptx and "atom.relaxed.sys.global.cas.b64" in ptx
+    # launched with a null table (device arrays, no synchronisation): CUDA's assert
+    assert "call.uni __assertfail" in ptx and "trap;" in ptx
+    if tgt.find_ptxas():
+        tgt.ptxas(ptx, 90)
+    msg = ", ".join(str(c) for c in b"negative input")
+    assert f"{{{msg}, 0}}" in ptx or f"{{{msg}}}" in ptx          # the message, as a C string
+    assert "__assertfail" not in _compile("masked_assert", True).asm["ptx"]   # sanitize: never traps
     assert k._accesses == [] and [op.msg for op in k._asserts] == ["negative input"]
 
 
@@ -109,7 +117,7 @@ class FakeDriver:
 
     def __init__(self, kernel, nargs):
         self.kernel, self.nargs = kernel, nargs
-        self.mem, self.launches = [], 0
+        self.mem, self.launches, self.syncs = [], 0, 0
 
     def cuMemAlloc(self, n):
         buf = ctypes.create_string_buffer(n)
@@ -128,6 +136,7 @@ class FakeDriver:
         return (0,)
 
     def cuStreamSynchronize(self, stream):
+        self.syncs += 1
         return (0,)
 
     def cuMemcpyDtoH(self, dst, src, n):
@@ -139,6 +148,9 @@ class FakeDriver:
         ptrs = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
         table_p = ctypes.c_uint64.from_address(ptrs[self.nargs]).value
         rec_p = ctypes.c_uint64.from_address(ptrs[self.nargs + 1]).value
+        if table_p == 0:                 # a launch whose asserts trap (no table, no record)
+            self.kernel(None, rec_p)
+            return (0,)
         count = ctypes.c_uint64.from_address(table_p).value
         table = [ctypes.c_uint64.from_address(table_p + 8 * i).value for i in range(1, 1 + 2 * count)]
         self.kernel([tuple(table[i:i + 2]) for i in range(0, len(table), 2)], rec_p)
@@ -155,7 +167,9 @@ class FakeDevice:
         pass
 
 
-def _launch(monkeypatch, k, arrays, device_kernel):
+def _launch(monkeypatch, k, arrays, device_kernel, sync=False):
+    """Launch ``k`` on "device" arrays through the fake driver (``sync``: as a staged
+    launch of host arrays, which synchronises and reads the record)."""
     fake = FakeDriver(device_kernel, len(k.func.arguments))
     monkeypatch.setattr(driver, "_placement", lambda args, device: (0, 0, []))
     monkeypatch.setattr(driver, "get_device", lambda ordinal: FakeDevice())
@@ -168,7 +182,13 @@ def _launch(monkeypatch, k, arrays, device_kernel):
             bufs.append(Buffer(a.name, x.ctypes.data, x.nbytes, x.itemsize))
         else:
             values.append(x)
-    launcher((4, 1, 1), LaunchArgs(values, bufs, list(arrays)))
+    if not sync:
+        launcher((4, 1, 1), LaunchArgs(values, bufs, list(arrays)))
+        return fake
+    rec = launcher.run(FakeDevice(), (4, 1, 1), values, 0, bufs, sync=True)
+    if rec[0]:
+        from tilejit.backends.cuda.sanitize import raise_record
+        raise_record(k, rec, bufs)
     return fake
 
 
@@ -219,7 +239,7 @@ def test_host_raises_device_assert_and_offset_overflow(monkeypatch):
     k = _compile("masked_assert", False)
     x = np.arange(50, dtype=np.int32)
     with pytest.raises(tilejit.interpreter.DeviceAssertError) as ei:
-        _launch(monkeypatch, k, [x, 50], lambda t, r: _write(r, [1, 2, 0, 0, 0, 0]))
+        _launch(monkeypatch, k, [x, 50], lambda t, r: _write(r, [1, 2, 0, 0, 0, 0]), sync=True)
     assert ei.value.program_id == (2, 0, 0) and isinstance(ei.value, AssertionError)
     assert "negative input" in str(ei.value)
     assert f":{_line(masked_assert, 'device_assert')}" in str(ei.value)
@@ -229,6 +249,33 @@ def test_host_raises_device_assert_and_offset_overflow(monkeypatch):
     with pytest.raises(tilejit.OffsetOverflowError) as ei:
         _launch(monkeypatch, k, [y, 65536, 65536], lambda t, r: _write(r, [code, 0, 0, 0, 0, 0]))
     assert f":{_line(fill_rows, 'tl.store')}" in str(ei.value) and "'*' wrapped" in str(ei.value)
+
+
+def test_assert_launch_on_device_arrays_does_not_synchronise(monkeypatch):
+    """Outside sanitize mode, a launch on device arrays passes a null table and record
+    (a failing assert calls __assertfail and traps) and neither clears, copies nor
+    waits: the next launch is queued at once."""
+    k = _compile("masked_assert", False)
+    x = np.arange(50, dtype=np.int32)
+    seen = []
+    fake = _launch(monkeypatch, k, [x, 50], lambda t, r: seen.append((t, r)))
+    assert seen == [(None, 0)] and fake.launches == 1
+    assert fake.syncs == 0 and fake.mem == []          # no record allocated, nothing waited on
+
+
+def test_assert_error_from_the_driver_says_what_happened(monkeypatch):
+    class Names:
+        def cuGetErrorName(self, err):
+            return 0, b"CUDA_ERROR_ASSERT" if int(err) == 710 else b"CUDA_ERROR_UNKNOWN"
+    monkeypatch.setattr(driver, "_cu", lambda: Names())
+    with pytest.raises(RuntimeError) as ei:
+        driver.check((710,))
+    msg = str(ei.value)
+    assert "CUDA_ERROR_ASSERT" in msg and "tl.device_assert failed" in msg
+    assert "file:line" in msg and "TILEJIT_SANITIZE=1" in msg
+    with pytest.raises(RuntimeError) as ei:
+        driver.check((999,))
+    assert "device_assert" not in str(ei.value)
 
 
 def test_record_layout_matches_the_lowering():
@@ -276,3 +323,28 @@ def test_every_ptx_suite_kernel_compiles_checked(name):
     assert "trap;" not in k.ptx
     if tgt.find_ptxas():
         tgt.ptxas(k.ptx, 90)
+
+
+def test_native_launch_of_an_assert_kernel_passes_two_null_parameters(monkeypatch):
+    """The launcher's native builtin of a kernel with asserts (not sanitized) takes the
+    null table and record after the kernel's own parameters, on every launch."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from test_cuda_native_launch import P32, Recorder, _Device
+    from tilejit.backends.cuda import types as CT
+    from tilejit.ir import types as IT
+
+    class AssertKernel:
+        arg_types, reports, sanitize, num_warps, shared = [P32, IT.int32], True, False, 4, 0
+    sizes = [len(CT.pack_param(t, 0)) for t in AssertKernel.arg_types] + [8, 8]
+    rec = Recorder(sizes)
+    raw = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7,
+                           *[ctypes.c_void_p] * 3)(rec.address)
+    monkeypatch.setattr(driver, "_RAW", {"fn": raw, "loaded": True, "ok": False})
+    la = driver.Launcher(AssertKernel())
+    la.cu = object()
+    la.run(_Device(), (2, 1, 1), [4096, 50], 0)                  # ctypes packing, raw launch
+    assert la.native and type(la.native).__name__ == "builtin_function_or_method"
+    la.run(_Device(), (2, 1, 1), [4096, 50], 0)                  # the native builtin
+    nulls = [bytes(8), bytes(8)]
+    expected = [CT.pack_param(P32, 4096), CT.pack_param(IT.int32, 50)] + nulls
+    assert [c["params"] for c in rec.calls] == [expected, expected]

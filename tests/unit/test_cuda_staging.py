@@ -65,7 +65,7 @@ def _launch_with_keepalive(monkeypatch, keep, x, y):
     launcher = driver.Launcher(k)
     seen = []
 
-    def run(dev, grid, values, stream, buffers=()):
+    def run(dev, grid, values, stream, buffers=(), sync=False):
         seen.append(list(values))
         src, dst = values
         assert src in cu.mem and dst in cu.mem, "a host pointer reached the device"

@@ -45,7 +45,8 @@ def _facts(func, options, bounded=True):
 class CudaKernel(CompiledKernel):
     """A PTX kernel; ``asm`` holds 'ttir', 'llir', 'llir_opt' and 'ptx'.  With
     ``reports`` it takes a buffer table and an error record after its own parameters
-    (sanitize mode or a ``tt.assert``; see sanitize.py) and each launch synchronises."""
+    (sanitize mode or a ``tt.assert``; see sanitize.py); sanitize-mode launches and
+    launches on host arrays synchronise and read the record."""
 
     reports = sanitize = False
     _accesses = _asserts = ()
@@ -85,11 +86,12 @@ class CudaKernel(CompiledKernel):
         """The express lane's runner for launches whose arrays are all torch CUDA tensors
         (runtime/express.py): device from the first tensor, torch's current stream, one
         driver launch.  The lane's key holds every tensor's device, and the general
-        path has accepted the same devices before, so they all agree.  None for kernels
-        that report errors (they need the buffer table)."""
+        path has accepted the same devices before, so they all agree.  None in sanitize
+        mode (it needs the buffer table); a kernel with asserts gets a null table and
+        record (its asserts trap: sanitize.py)."""
         import sys
         torch = sys.modules.get("torch")
-        if self.reports or torch is None:
+        if self.sanitize or torch is None:
             return None
         run = self._device_runner(first_tensor, torch)
         return run if self.grid_bound is None else self._bounded(run, first_tensor)
@@ -100,13 +102,14 @@ class CudaKernel(CompiledKernel):
             self._launcher = Launcher(self)
         launcher = self._launcher
         run_on, stream_of, functions = launcher.run, torch._C._cuda_getCurrentRawStream, launcher.cache
+        nulls = (0, 0) if self.reports else ()
 
         def run(values, vals, gx, gy, gz):
             idx = vals[first_tensor].get_device()
             native, entry = launcher.native, functions.get(idx)
             if native and entry is not None and entry[1] is not None:
                 try:        # the native builtin (native_launch.py); any failure: the launcher
-                    if not native(entry[1], gx, gy, gz, stream_of(idx), *values):
+                    if not native(entry[1], gx, gy, gz, stream_of(idx), *values, *nulls):
                         return self
                 except TypeError:
                     pass

@@ -15,6 +15,7 @@ import sys
 import threading
 
 from . import types as T
+from ...ir.types import int64 as _int64
 
 _lock = threading.Lock()
 
@@ -52,7 +53,9 @@ def check(result):
     if int(err) != 0:
         cu = _cu()
         _, name = cu.cuGetErrorName(err)
-        raise RuntimeError(f"CUDA driver error {int(err)} ({name.decode() if name else '?'})")
+        from .sanitize import assert_hint
+        raise RuntimeError(f"CUDA driver error {int(err)} ({name.decode() if name else '?'})"
+                           + assert_hint(int(err)))
     return rest[0] if len(rest) == 1 else (tuple(rest) if rest else None)
 
 
@@ -239,15 +242,16 @@ class Launcher:
         if host:
             rec, bufs = _staged_launch(self, grid, args, host)
         else:
-            bufs = args.buffers if self.kernel.reports else ()
+            bufs = args.buffers if self.kernel.sanitize else ()   # asserts alone: no record read
             rec = self.run(get_device(ordinal), grid, args.values,
                            stream if stream is not None else stream0, bufs)
         if rec is not None and rec[0]:
             from .sanitize import raise_record
             raise_record(self.kernel, rec, bufs)
 
-    def run(self, dev, grid, values, stream, buffers=()):
-        """Launch; with reports, synchronise and return the error record (else None)."""
+    def run(self, dev, grid, values, stream, buffers=(), sync=False):
+        """Launch; with reports in sanitize mode or ``sync`` (staged launches), synchronise
+        and return the error record; else None (asserts trap: sanitize.py)."""
         entry = self.cache.get(dev.ordinal)
         if entry is None:
             fn = dev.function(self.kernel)
@@ -257,17 +261,20 @@ class Launcher:
             return None
         if self.cu is None:
             self._load_cu()
+        vals = values
         if self.kernel.reports:
-            return _reported_run(self, dev, entry[0], grid, values, stream, buffers)
+            if self.kernel.sanitize or sync:
+                return _reported_run(self, dev, entry[0], grid, values, stream, buffers)
+            vals = (*values, 0, 0)    # null table and record: a failing assert traps
         err = None
         if self.native and entry[1] is not None:
             try:
-                err = self.native(entry[1], gx, gy, gz, stream or 0, *values)
+                err = self.native(entry[1], gx, gy, gz, stream or 0, *vals)
             except (TypeError, OverflowError):      # None pointers, odd scalars, stream objects
                 err = None
         if err is None:
             with _lock:
-                self._pack(values)
+                self._pack(vals)
                 err = _launch(self.cu, entry, grid, self.block, self.kernel.shared, stream, self.params_addr)
             if self.native is None and _RAW["ok"]:
                 self.native = _native_for(self)
@@ -289,10 +296,14 @@ def _native_for(launcher):
         return False
     try:
         addr = ctypes.cast(_RAW["fn"], ctypes.c_void_p).value
-        fn = native_launcher(launcher.types, launcher.block, launcher.kernel.shared, addr)
+        types = [*launcher.types, *((_NULL_PARAM,) * 2 if launcher.kernel.reports else ())]
+        fn = native_launcher(types, launcher.block, launcher.kernel.shared, addr)
     except Exception:         # no usable host JIT: the ctypes path stays
         fn = None
     return fn or False
+
+
+_NULL_PARAM = T.PointerType(_int64)    # the table and record of a launch whose asserts trap
 
 
 def _handle(fn):
@@ -434,7 +445,7 @@ def _staged_launch(launcher, grid, args, hosts):
                         values[i] = int(d) + (values[i] - lo)
                         break
         bufs = [_moved(b, staged) for b in args.buffers] if launcher.kernel.reports else ()
-        rec = launcher.run(dev, grid, values, 0, bufs)
+        rec = launcher.run(dev, grid, values, 0, bufs, sync=True)
         check(cu.cuCtxSynchronize())
         for lo, hi, d in staged:
             check(cu.cuMemcpyDtoH(lo, d, hi - lo))

@@ -50,7 +50,7 @@ class Layout:
         return r * self.threads * self.vec + j
 
 
-def kernel_max_vec(func) -> int:
+def kernel_max_vec(func, facts=None, threads: int = 0) -> int:
     """Elements per chunk for the kernel's blocked layouts: 8 when every tile the
     kernel loads or stores has 2-byte elements (so a chunk is one 16-byte access, as
     for fp32 tiles with 4), else ``MAX_VEC``.  Where tiles are loaded or stored inside
@@ -62,10 +62,22 @@ def kernel_max_vec(func) -> int:
     kernel keeps the layout a function of the shape alone (no conversions between a
     tile and its casts).  Kernels with ``tt.dot`` keep ``MAX_VEC``: their tensor-core
     paths pick the layouts of their operands themselves (async_pipeline.prepare for
-    planned loops, rules_mma.widen_operand_chunks for loop-free kernels)."""
+    planned loops, rules_mma.widen_operand_chunks for loop-free kernels).
+
+    With the analysis ``facts`` and the program's ``threads``: 1 when none of those
+    deciding accesses can move two elements at once (no contiguity or alignment proven
+    along the last dimension: Inductor's ``r % 513`` addressing, odd row strides) and
+    each of their tiles is 1-D or has rows of a multiple of ``threads * MAX_VEC``
+    elements (Inductor's ``[1, 2048]`` / ``[2, 2048]`` reduction blocks; tiles of fewer
+    elements than ``threads * MAX_VEC`` do not count).  Neighbouring
+    threads then hold neighbouring elements, so each scalar access instruction of a warp
+    is coalesced, as Triton's coalescing makes it (``sizePerThread`` 1 where contiguity
+    is 1); with chunks of 4, a warp's scalar load spans 4 times the bytes it uses.  The
+    row condition keeps which threads share a row, hence the reductions, unchanged
+    (narrower rows would spread over more threads)."""
     from ...ir import ops
     from .occupancy import in_loop
-    sizes, looped = set(), set()
+    sizes, looped, accesses, looped_accesses = set(), set(), [], []
     for op in func.walk():
         if isinstance(op, ops.DotOp):
             return MAX_VEC
@@ -76,9 +88,29 @@ def kernel_max_vec(func) -> int:
             el = ty.element.element if ty.element.is_ptr() else ty.element
             size = 8 if el.is_ptr() else max(1, el.bits // 8)
             sizes.add(size)
+            accesses.append(op)
             if in_loop(op):
                 looped.add(size)
+                looped_accesses.append(op)
+    # tiles smaller than every thread's chunk (a [XBLOCK, 1] result) shrink their own
+    # chunks (make_layout): they do not decide
+    deciding = [op for op in looped_accesses or accesses
+                if math.prod(op.ptr.type.shape) >= threads * MAX_VEC]
+    if facts is not None and threads and deciding and not _any_vector(deciding, facts) \
+            and all(_whole_rows(op.ptr.type.shape, threads) for op in deciding):
+        return 1
     return 8 if (looped or sizes) == {2} else MAX_VEC
+
+
+def _whole_rows(shape, threads: int) -> bool:
+    return len(shape) == 1 or shape[-1] % (threads * MAX_VEC) == 0
+
+
+def _any_vector(accesses, facts) -> bool:
+    """Whether some access of ``accesses`` can group lanes along its last dimension."""
+    from ...analysis.access import plan_access
+    from .rules_memory import CUDA_ACCESS
+    return any(plan_access(facts, op.ptr, op.mask, CUDA_ACCESS).width > 1 for op in accesses)
 
 
 def make_layout(shape, threads: int, max_vec: int = MAX_VEC) -> Layout:

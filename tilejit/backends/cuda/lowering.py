@@ -76,7 +76,7 @@ class Lowering:
         self.smem_bytes = 0
         self._slot_index: dict = {}
         self._layouts: dict = {}
-        self.max_vec = kernel_max_vec(func)  # elements per chunk of blocked layouts (layout.py)
+        self.max_vec = kernel_max_vec(func, facts, self.threads)  # chunk width of blocked layouts (layout.py)
         self._smem = None
         self.arch_specific = False          # uses sm_90a-only instructions (wgmma)
         self._flat = {}                     # (value, block) -> (mma tile, its blocked copy)

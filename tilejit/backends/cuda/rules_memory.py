@@ -81,9 +81,11 @@ def _access_regs(n, size):
     return regs, n * size * 8 // regs
 
 
-def predicated_load(lw, ptr, mask, others, mty, size):
+def predicated_load(lw, ptr, mask, others, mty, size, evict=""):
     """``@mask ld.global.vN.bX`` in inline PTX (no branch): lanes where mask is false
-    keep ``others``.  Returns the loaded values in memory type ``mty``."""
+    keep ``others``.  Returns the loaded values in memory type ``mty``.  ``evict``: the
+    load's ``eviction_policy`` (``evict_first`` / ``evict_last``: L1 priority and an L2
+    cache policy, as Triton's loads carry them; sm_80+)."""
     _c, ity = _REG[size * 8]
     n, (k, bits) = len(others), _access_regs(len(others), size)
     c, rty = _REG[bits]
@@ -91,6 +93,9 @@ def predicated_load(lw, ptr, mask, others, mty, size):
     vec = f".v{k}" if k > 1 else ""
     dst = "{" + regs + "}" if k > 1 else "$0"
     asm = f"@${k + 1} ld.global{vec}.b{bits} {dst}, [${k}];"
+    if evict in ("evict_first", "evict_last") and lw.arch >= 80:
+        asm = (f"{{ .reg .b64 pol; createpolicy.fractional.L2::{evict}.b64 pol, 1.0; "
+               f"@${k + 1} ld.global.L1::{evict}.L2::cache_hint{vec}.b{bits} {dst}, [${k}], pol; }}")
     cons = ",".join([f"={c}"] * k + ["l", "b"] + [str(i) for i in range(k)])
     ret = rty if k == 1 else ir.LiteralStructType([rty] * k)
     fty = ir.FunctionType(ret, [T.I64, T.I1] + [rty] * k)
@@ -252,10 +257,11 @@ def load_tile(lw, op, ptile, masks, w, others=None):
     ptrs = ptile.regs
     if others is None:
         others = _other_regs(lw, op, el, len(ptrs))
+    evict = getattr(op, "eviction", "")
     out = []
     for s0 in range(0, len(ptrs), w):
         if masks[s0] is not None and size * 8 in _REG:     # @p ld, no branch
-            out.extend(predicated_load(lw, ptrs[s0], masks[s0], others[s0:s0 + w], mty, size))
+            out.extend(predicated_load(lw, ptrs[s0], masks[s0], others[s0:s0 + w], mty, size, evict))
             continue
         if w == 1:
             def ld(p=ptrs[s0]):

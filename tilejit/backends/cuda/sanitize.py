@@ -13,6 +13,16 @@ and raises ``OutOfBoundsError`` / ``DeviceAssertionError`` / ``OffsetOverflowErr
 with the CPU backend's messages.  Codes: ``1 + i`` for the i-th assert,
 ``OOB_BASE + i`` for the i-th checked access.  With sanitize off and no assert the
 kernel is unchanged (no parameters, no checks).
+
+Outside sanitize mode a kernel's asserts report in one of two ways, chosen per launch
+by the table parameter.  Launches on host arrays (staged, synchronised anyway) pass a
+table and read the record as above.  Launches on device arrays pass a null table and
+never synchronise: a failing thread calls CUDA's ``__assertfail`` (as Triton with
+``debug=True``, and CUDA C's ``assert``), which prints ``file:line: kernel: block:
+[x,y,z], thread: [..] Assertion `message` failed.`` and traps; the error surfaces at
+the user's next synchronisation (torch: "device-side assert triggered"; tilejit's own
+next launch: ``CUDA_ERROR_ASSERT`` with :func:`assert_hint`), and the context stays
+unusable, so no result of the failing launch can be read as if it were good.
 """
 from __future__ import annotations
 
@@ -165,11 +175,32 @@ def finish(lw):
 
 
 def report_assert(lw, op, bad):
-    """A failing ``tt.assert`` (``bad``: i1 per thread): record, vote, return."""
+    """A failing ``tt.assert`` (``bad``: i1 per thread).  Launched with a null table
+    (a device-array launch outside sanitize mode, see the module docstring): CUDA's
+    ``__assertfail`` (prints and traps).  Otherwise: record, vote, return."""
     lw.asserts.append(op)
+    if not lw.sanitize:
+        table, _ = _params(lw)
+        deferred = lw.b.icmp_unsigned("==", lw.b.ptrtoint(table, T.I64), _i64(0))
+        lw.guarded(lw.b.and_(bad, deferred), lambda: _assertfail(lw, op))
     _report(lw, bad, len(lw.asserts), _i64(0), _i64(0))
     lw.failed = bad
     finish(lw)
+
+
+def _assertfail(lw, op):
+    """``__assertfail(message, file, line, function, 1)``: the CUDA runtime's assert
+    (as Triton's with ``debug=True``): prints ``file:line: kernel: block: [..], thread:
+    [..] Assertion `message` failed.`` and traps (CUDA_ERROR_ASSERT); a ``trap`` follows,
+    as in Triton's lowering."""
+    from .rules_control import _cstring
+    ptr = ir.PointerType()
+    fn = lw.intrinsic("__assertfail", T.VOID, [ptr, ptr, T.I32, ptr, T.I64])
+    loc = op.loc
+    args = [_cstring(lw, op.msg or "device assertion failed"), _cstring(lw, loc.file or "<unknown>"),
+            lw.i32(max(0, loc.line)), _cstring(lw, lw.kernel.name), _i64(1)]
+    lw.b.call(fn, args)
+    lw.call("llvm.trap", T.VOID, [])    # as Triton's: never past a failed assert
 
 
 # ---- host side ---------------------------------------------------------------------
@@ -179,6 +210,16 @@ def table_bytes(buffers) -> bytes:
     for buf in buffers:
         words += [buf.address, buf.address + buf.nbytes]
     return struct.pack(f"<{len(words)}Q", *(w & (2**64 - 1) for w in words))
+
+
+def assert_hint(code: int) -> str:
+    """What a CUDA_ERROR_ASSERT (710) from the driver means for a tilejit user."""
+    if code != 710:
+        return ""
+    return ("; a tl.device_assert failed in a kernel launched earlier on device arrays (such "
+            "launches do not synchronise): the device printed the assert's file:line, kernel, "
+            "block and thread on stdout, and this CUDA context cannot be used any more (restart "
+            "the process).  TILEJIT_SANITIZE=1 raises it at the launch, with the program id.")
 
 
 def raise_record(kernel, record, buffers):
