@@ -279,6 +279,19 @@ class Launcher:
         return None
 
 
+def native_of(kernel):
+    """The native launch builtin ``kernel``'s launcher confirmed (native_launch.py:
+    ``launch(function, gx, gy, gz, stream, *values) -> CUresult``), False where it has
+    none for good (parameters Python must pack, ``native_call=False``), or None while
+    not known yet (no launch through the launcher so far).  Launchers that take the
+    caller's function handle and stream use it for their steady state
+    (compat/triton_api/launch.py); kernels with ``reports`` never have one."""
+    launcher = getattr(kernel, "_launcher", None)
+    if launcher is None or kernel.reports:
+        return False if kernel.reports else None
+    return launcher.native
+
+
 def _native_for(launcher):
     """The native launch builtin calling the ctypes-confirmed ``cuLaunchKernel``
     (native_launch.py), or False where the kernel's parameters need Python packing
