@@ -258,9 +258,9 @@ def cuda_rows():
         targs = (1, 1, 1, stream, tk.function, tk.packed_metadata, None, None, None, x, y, out, N, BLOCK)
         rows["triton run"] = lambda: tk.run(*targs)
         checks.append(("triton run", out))
-        static = _static_launcher(tk)
+        sout = torch.zeros(N, device="cuda")
+        static = _static_launcher(tk, lambda s: s.run(1, 1, 1, stream, x, y, sout, N))
         if static is not None:
-            sout = torch.zeros(N, device="cuda")
             rows["torch static launcher"] = lambda: static.run(1, 1, 1, stream, x, y, sout, N)
             checks.append(("torch static launcher", sout))
     except Exception as e:        # no Triton here: tilejit's rows only
@@ -270,8 +270,9 @@ def cuda_rows():
     return rows, checks, x + y
 
 
-def _static_launcher(tk):
-    """torch's StaticallyLaunchedCudaKernel for Triton's compiled kernel, or None."""
+def _static_launcher(tk, first_launch):
+    """torch's StaticallyLaunchedCudaKernel for Triton's compiled kernel (launched once
+    with ``first_launch``), or None where this torch has none or it fails."""
     try:
         from torch._inductor.runtime.static_triton_launcher import StaticallyLaunchedCudaKernel
         d = tempfile.mkdtemp(prefix="static-launch-")
@@ -281,6 +282,7 @@ def _static_launcher(tk):
         tk._cubin_path = path
         s = StaticallyLaunchedCudaKernel(tk)
         s.load_kernel(0)
+        first_launch(s)
         return s
     except Exception as e:
         print(f"torch static launcher skipped: {type(e).__name__}: {e}", file=sys.stderr)
