@@ -4,6 +4,7 @@ Triton 3.6's launcher and torch's static launcher.
 
     python bench/bench_cuda_launch_host.py [--launches 10000] [--out DIR]              # no GPU
     python bench/bench_cuda_launch_host.py --device cuda [--launches 10000] [--out DIR]
+    python bench/bench_cuda_launch_host.py --inductor [--only softmax,gelu] [--out DIR]
 
 The kernel is Inductor's shape of a tiny pointwise kernel: ``(in_ptr0, in_ptr1,
 out_ptr0, xnumel, XBLOCK: constexpr)``, one program of 128 elements, launched with
@@ -18,6 +19,11 @@ batches; peers interleaved per batch):
   its generated C ``launch``); ``torch static launcher`` (Inductor's default for real
   Triton kernels: ``StaticallyLaunchedCudaKernel.run``, GPU only);
 * ``python floor``: a Python function taking the same arguments and doing nothing.
+
+``--inductor`` (GPU): bench_torch_compile.py's models through torch.compile with tilejit
+and with real Triton, each call's time split into host time (calls queued behind a GPU
+sleep), the GPU's kernel time (CUPTI) and wall time (back-to-back calls): which rows are
+host-bound, and by how much.
 
 Without a GPU (default): the driver is a stub ``libcuda.so.1`` built here with gcc
 (every entry point returns CUDA_SUCCESS at once), so the rows are the host work up to
@@ -300,26 +306,105 @@ def cuda_main(launches: int) -> dict:
     return out
 
 
+# ------------------------------------------------------------------ torch.compile rows, split
+def inductor_worker(label: str, only: list) -> None:
+    """Per model of bench_torch_compile.py (those whose name holds one of ``only``):
+    host_us (calls queued behind a GPU sleep: the host's time per call alone),
+    kernel_us (CUPTI: the GPU's time in kernels per call) and wall_us (back-to-back
+    calls, one sync: what bench_torch_compile.py's steady state sees)."""
+    if label == "tilejit":
+        import tilejit.compat
+        tilejit.compat.install_triton_alias()
+    import torch
+    from bench_torch_compile import _models
+    from cuda_timing import kernel_ms, wall_ms
+    torch._inductor.config.force_disable_caches = True
+    for name, (make, inputs) in _models(torch).items():
+        if only and not any(o in name for o in only):
+            continue
+        torch._dynamo.reset()
+        fn = make()
+        fn = fn.to("cuda") if isinstance(fn, torch.nn.Module) else fn
+        args = [a.to("cuda") for a in inputs()]
+        compiled = torch.compile(fn)
+        with torch.no_grad():
+            call = lambda: compiled(*args)       # noqa: E731
+            for _ in range(5):
+                call()
+            rec = {"host_us": _host_us(call, torch), "kernel_us": (kernel_ms(call, calls=10) or 0) * 1e3,
+                   "wall_us": statistics.median(wall_ms(call, calls=20) for _ in range(10)) * 1e3}
+            print("SPLIT " + json.dumps({name: rec}), flush=True)
+
+
+def _host_us(call, torch, calls=20, reps=10):
+    """Median host microseconds per call, each batch queued behind ~25 ms of GPU sleep."""
+    times = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        torch.cuda._sleep(50_000_000)
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            call()
+        times.append((time.perf_counter() - t0) / calls * 1e6)
+        torch.cuda.synchronize()
+    return statistics.median(times)
+
+
+def inductor_main(only: list, timeout: float) -> dict:
+    """The split per model and backend (one worker process each; what a worker
+    finished before ``timeout`` seconds is kept)."""
+    res = {}
+    for label in ("tilejit", "triton"):
+        env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        env.setdefault("TILEJIT_CACHE_DIR", tempfile.mkdtemp(prefix="tilejit-bench-launch-"))
+        cmd = [sys.executable, os.path.abspath(__file__), "--inductor-worker", label, "--only", ",".join(only)]
+        try:
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+            out, err, rc = proc.stdout, proc.stderr, proc.returncode
+        except subprocess.TimeoutExpired as e:
+            out, err, rc = e.stdout or "", f"timed out after {timeout} s", "timeout"
+            out = out.decode() if isinstance(out, bytes) else out
+        if rc:
+            print(f"{label} worker exited {rc}:\n{err[-3000:]}", file=sys.stderr)
+        for line in out.splitlines():
+            if line.startswith("SPLIT "):
+                for name, rec in json.loads(line[6:]).items():
+                    for k, v in rec.items():
+                        res[f"{name} {label} {k}"] = v
+    return res
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", choices=("stub", "cuda"), default="stub",
                     help="stub: no GPU, a do-nothing libcuda; cuda: the real driver")
     ap.add_argument("--launches", type=int, default=10000)
     ap.add_argument("--out", default="")
+    ap.add_argument("--inductor", action="store_true",
+                    help="(cuda) instead: torch.compile rows split into host, kernel and wall time")
+    ap.add_argument("--only", default="", help="with --inductor: comma-separated model name parts")
+    ap.add_argument("--timeout", type=float, default=300, help="with --inductor: seconds per worker")
     ap.add_argument("--triton-stub-worker", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--inductor-worker", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    only = [o for o in args.only.split(",") if o]
     if args.triton_stub_worker:
         print(json.dumps(triton_stub_worker(args.triton_stub_worker, args.launches)))
         return
-    res = cuda_main(args.launches) if args.device == "cuda" else stub_main(args.launches)
+    if args.inductor_worker:
+        return inductor_worker(args.inductor_worker, only)
+    if args.inductor:
+        res = inductor_main(only, args.timeout)
+    else:
+        res = cuda_main(args.launches) if args.device == "cuda" else stub_main(args.launches)
     for k, v in res.items():
-        print(f"{k:34s} {v:7.2f} us per launch")
+        print(f"{k:44s} {v:8.2f} us" + ("" if args.inductor else " per launch"))
     if args.out:
         from bench_cpu import machine_info, save_result
         doc = {**machine_info(), "device": args.device, "launches": args.launches,
                "command": "python bench/bench_cuda_launch_host.py " + " ".join(argv or sys.argv[1:]),
-               "us_per_launch": res}
-        save_result(doc, args.out, f"cuda-launch-host-{args.device}")
+               "us": res}
+        save_result(doc, args.out, "cuda-launch-inductor" if args.inductor else f"cuda-launch-host-{args.device}")
 
 
 if __name__ == "__main__":
