@@ -195,3 +195,24 @@ def test_kernels_that_report_errors_never_take_the_native_launch(fake_gpu):
     assert ck.kernel.reports
     run = make(ck)
     assert "NATIVE" not in run.__globals__
+
+
+def test_a_grid_outside_32_bits_is_never_wrapped(fake_gpu):
+    """2**32 + 1 programs must not become 1: the builtin launches nothing (CUDA's
+    INVALID_VALUE) and the general path raises, naming the kernel."""
+    from tilejit.backends.cuda import native_launch as NL
+    rec, make = fake_gpu
+    fn = NL.native_launcher(TYPES, 128, 0, rec.address)
+    values = [4096, 8192, 12288, 8, 1.0]
+    for grid in ((2 ** 32 + 1, 1, 1), (1, 2 ** 32, 1), (1, 1, -1)):
+        assert fn(CALLER_FN, *grid, 0, *values) == NL.INVALID_VALUE
+    assert not rec.calls
+    ck = _compile(scaled_add, SIG, {"BLOCK": 64})
+    run = make(ck)
+    x, y, out = _tensors()
+    head = (CALLER_FN, ck.packed_metadata, None, None, None, x, y, out, 8, 1.0, 64)
+    run(1, 1, 1, STREAM, *head)                                    # arms the native launch
+    for grid in ((2 ** 32 + 1, 1, 1), (1, 1, 2 ** 33 + 2)):
+        with pytest.raises(ValueError, match=r"kernel 'scaled_add': grid \(.*\) is outside CUDA's grid"):
+            run(*grid, STREAM, *head)
+    assert len(rec.calls) == 1

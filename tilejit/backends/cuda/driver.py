@@ -255,6 +255,9 @@ class Launcher:
         gx, gy, gz = grid
         if not (gx and gy and gz):
             return None
+        if (gx | gy | gz) >> 32 or gx < 0 or gy < 0 or gz < 0:      # would wrap in cuLaunchKernel
+            raise ValueError(f"kernel '{self.kernel.name}': grid {tuple(grid)} is outside CUDA's "
+                             "grid limits (x < 2**31, y and z < 65536)")
         if self.cu is None:
             self._load_cu()
         if self.kernel.reports:
