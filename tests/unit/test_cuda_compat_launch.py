@@ -188,13 +188,36 @@ def test_native_call_off_keeps_the_general_path(fake_gpu):
     assert rec.calls[0]["params"] == rec.calls[1]["params"] == _expected(x, y, out, 8, 1.0)
 
 
-def test_kernels_that_report_errors_never_take_the_native_launch(fake_gpu):
+def test_sanitize_mode_never_takes_the_native_launch(fake_gpu):
+    from tilejit.runtime.options import use_options
     _, make = fake_gpu
-    ck = _compile(checked_copy, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
-                  {"BLOCK": 16})
-    assert ck.kernel.reports
+    with use_options(sanitize=True):
+        ck = _compile(scaled_add, SIG, {"BLOCK": 64})
+    assert ck.kernel.reports and ck.kernel.sanitize
     run = make(ck)
     assert "NATIVE" not in run.__globals__
+
+
+def test_device_asserts_launch_natively_with_a_null_table_and_record(fake_gpu):
+    """Once the kernel's launcher has a native builtin (it takes the table and record
+    after the kernel's values), the steady state passes null ones: a failing assert
+    traps (sanitize.py) instead of writing a record that nobody reads."""
+    from tilejit.backends.cuda import native_launch as NL
+    rec, make = fake_gpu
+    ck = _compile(checked_copy, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+                  {"BLOCK": 16})
+    assert ck.kernel.reports and not ck.kernel.sanitize
+    run = make(ck)
+    p32, p64 = IT.PointerType(IT.float32), IT.PointerType(IT.int64)
+    types = [p32, p32, IT.int32, p64, p64]
+    rec.sizes = [len(T.pack_param(t, 0)) for t in types]
+    ck.kernel._launcher.native = NL.native_launcher(types, 128, ck.kernel.shared, rec.address)
+    run.__globals__["arm"]()
+    x, y, _ = _tensors()
+    run(1, 1, 1, STREAM, CALLER_FN, ck.packed_metadata, None, None, None, x, y, 16, 16)
+    call, = rec.calls
+    assert call["fn"] == CALLER_FN and call["stream"] == STREAM
+    assert call["params"] == [T.pack_param(t, v) for t, v in zip(types, [x.data_ptr(), y.data_ptr(), 16, 0, 0])]
 
 
 def test_a_grid_outside_32_bits_is_never_wrapped(fake_gpu):

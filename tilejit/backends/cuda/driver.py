@@ -284,15 +284,23 @@ class Launcher:
 
 def native_of(kernel):
     """The native launch builtin ``kernel``'s launcher confirmed (native_launch.py:
-    ``launch(function, gx, gy, gz, stream, *values) -> CUresult``), False where it has
-    none for good (parameters Python must pack, ``native_call=False``), or None while
-    not known yet (no launch through the launcher so far).  Launchers that take the
+    ``launch(function, gx, gy, gz, stream, *values, *null_reports(kernel)) -> CUresult``),
+    False where it has none for good (parameters Python must pack, ``native_call=False``,
+    sanitize mode: every launch synchronises and reads its record), or None while not
+    known yet (no native launch through the launcher so far).  Launchers that take the
     caller's function handle and stream use it for their steady state
-    (compat/triton_api/launch.py); kernels with ``reports`` never have one."""
+    (compat/triton_api/launch.py)."""
+    if kernel.sanitize:
+        return False
     launcher = getattr(kernel, "_launcher", None)
-    if launcher is None or kernel.reports:
-        return False if kernel.reports else None
-    return launcher.native
+    return None if launcher is None else launcher.native
+
+
+def null_reports(kernel) -> tuple:
+    """The values after a kernel's own in a launch that does not read an error record:
+    a null buffer table and record for kernels with ``reports`` (a failing device
+    assert traps instead, sanitize.py), else none."""
+    return (0, 0) if kernel.reports else ()
 
 
 def _native_for(launcher):

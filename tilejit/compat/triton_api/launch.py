@@ -198,15 +198,17 @@ def _gpu_launch_lines(ck, ns, params, values, arrays):
     as Triton's C launcher does.  The first launch, and any the builtin does not take
     (a driver error code, a value of another type, a grid over the kernel's
     ``grid_bound``), go through ``kernel.launch`` (device placement, context, errors),
-    which after its first launch arms the builtin (``driver.native_of``).  Kernels
-    with ``reports`` (sanitize, device asserts) always take the general path."""
+    which after its first native launch arms the builtin (``driver.native_of``; device
+    asserts: with a null table and record, ``driver.null_reports``).  Sanitize mode
+    always takes the general path (each launch synchronises and reads its record)."""
     k = ck.kernel
     ns["launch"], ns["Args"] = k.launch, _Args
     general = (f"launch((grid_0, grid_1, grid_2), Args({values}, {arrays}, rt_names), "
                "stream=stream or None)")
-    if k.reports or not isinstance(ck.function, int):
+    if k.sanitize or not isinstance(ck.function, int):
         return ["    " + general]
-    from ...backends.cuda.driver import native_of
+    from ...backends.cuda.driver import native_of, null_reports
+    params = params + [str(v) for v in null_reports(k)]
 
     def arm():
         native = native_of(k)
