@@ -259,6 +259,9 @@ class Launcher:
         gx, gy, gz = grid
         if not (gx and gy and gz):
             return None
+        if (gx | gy | gz) >> 32 or gx < 0 or gy < 0 or gz < 0:      # would wrap in cuLaunchKernel
+            raise ValueError(f"kernel '{self.kernel.name}': grid {tuple(grid)} is outside CUDA's "
+                             "grid limits (x < 2**31, y and z < 65536)")
         if self.cu is None:
             self._load_cu()
         vals = values
@@ -284,6 +287,27 @@ class Launcher:
                 return self.run(dev, grid, values, stream)
             check((self.cu.CUresult(err),))
         return None
+
+
+def native_of(kernel):
+    """The native launch builtin ``kernel``'s launcher confirmed (native_launch.py:
+    ``launch(function, gx, gy, gz, stream, *values, *null_reports(kernel)) -> CUresult``),
+    False where it has none for good (parameters Python must pack, ``native_call=False``,
+    sanitize mode: every launch synchronises and reads its record), or None while not
+    known yet (no native launch through the launcher so far).  Launchers that take the
+    caller's function handle and stream use it for their steady state
+    (compat/triton_api/launch.py)."""
+    if kernel.sanitize:
+        return False
+    launcher = getattr(kernel, "_launcher", None)
+    return None if launcher is None else launcher.native
+
+
+def null_reports(kernel) -> tuple:
+    """The values after a kernel's own in a launch that does not read an error record:
+    a null buffer table and record for kernels with ``reports`` (a failing device
+    assert traps instead, sanitize.py), else none."""
+    return (0, 0) if kernel.reports else ()
 
 
 def _native_for(launcher):

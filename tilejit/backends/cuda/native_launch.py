@@ -7,7 +7,8 @@ read with the CPython API (pointers and ints: their low bits, floats: a double
 rounded to the parameter's width, bools: truth) into a stack slot of the parameter's
 ABI type -- the same bytes ``types.pack_param`` gives -- and ``target``
 (``cuLaunchKernel``'s address, or any function with its C signature) is called with
-the slot pointers.  It returns the driver's result code as an int; a value of the
+the slot pointers.  It returns the driver's result code as an int (a grid dimension
+outside 32 bits or negative: ``INVALID_VALUE``, nothing launched); a value of the
 wrong type raises the CPython error (TypeError) before anything is launched; a wrong
 number of arguments returns ``BAD_CALL``.  The GIL is held throughout.
 
@@ -23,6 +24,7 @@ from ..llvm import native_call as NC
 from ..llvm.native_call import BAD_CALL  # noqa: F401  (re-exported for callers)
 
 _FIRST_VALUE = 5                     # function, gx, gy, gz, stream, then the values
+INVALID_VALUE = 1                    # CUDA_ERROR_INVALID_VALUE
 
 
 def _slot_type(t):
@@ -53,6 +55,14 @@ def _build(slots, block: int, shared: int, target: int):
     fb = NC.FastcallBuilder(_FIRST_VALUE + len(slots))
     b = fb.b
     head = [fb.to_int(fb.arg(i)) for i in range(_FIRST_VALUE)]
+    # a grid dimension outside 32 bits (or negative) would wrap to a valid-looking one:
+    # not launched, CUDA_ERROR_INVALID_VALUE (the caller's general path raises)
+    wide = b.lshr(b.or_(b.or_(head[1], head[2]), head[3]), ir.Constant(NC.I64, 32))
+    bad, ok = fb.fn.append_basic_block("bad_grid"), fb.fn.append_basic_block("grid_ok")
+    b.cbranch(b.icmp_unsigned("!=", wide, ir.Constant(NC.I64, 0)), bad, ok)
+    b.position_at_end(bad)
+    fb.finish(ir.Constant(NC.I32, INVALID_VALUE))
+    b.position_at_end(ok)
     params = fb.alloca(ir.ArrayType(NC.I8P, len(slots) or 1))
     for i, (ty, reader) in enumerate(slots):
         slot = fb.alloca(ty)

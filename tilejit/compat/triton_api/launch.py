@@ -65,7 +65,9 @@ def load(ck):
     regs = cud.check(cu.cuFuncGetAttribute(attr.CU_FUNC_ATTRIBUTE_NUM_REGS, fn))
     local = cud.check(cu.cuFuncGetAttribute(attr.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn))
     threads = cud.check(cu.cuFuncGetAttribute(attr.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn))
-    return dev.functions[id(k)][0], fn, int(regs), int(local) // 4, int(threads)
+    # ``function`` is the raw CUfunction handle (an int), as Triton's; Inductor passes it
+    # back to ``run``, whose native launch uses it (see _gpu_launch_lines)
+    return dev.functions[id(k)][0], int(fn), int(regs), int(local) // 4, int(threads)
 
 
 def _current_device() -> int:
@@ -169,19 +171,56 @@ def make_launcher(ck):
             ns[f"D{i}"] = torch_of.get(dtype_from_name(ty[1:]), _NoTensor)
         lines += _param_lines(i, name, ty, i in div16, on_gpu)
         runtime.append(i)
-    values = "[" + ", ".join(f"p{i}" for i in runtime) + "]"
+    params = [f"p{i}" for i in runtime]
+    values = "[" + ", ".join(params) + "]"
     arrays = "(" + "".join(f"a{i}, " for i in runtime) + ")"
     ns["rt_names"] = [names[i] for i in runtime]
     if on_gpu:
-        ns["launch"], ns["Args"] = ck.kernel.launch, _Args
-        lines.append(f"    launch((grid_0, grid_1, grid_2), Args({values}, {arrays}, rt_names), "
-                     "stream=stream or None)")
+        lines += _gpu_launch_lines(ck, ns, params, values, arrays)
     else:
         ns["go"] = _host_runner(ck.kernel)
         lines.append(f"    go({values}, {arrays}, grid_0, grid_1, grid_2)")
     lines.append("    if exit_hook is not None: exit_hook(launch_metadata)")
     exec(compile("\n".join(lines), f"<tilejit launcher of {ck.name}>", "exec"), ns)
     return ns["run"]
+
+
+def _unarmed(*_args):
+    """Stands for the native launch until the general path has confirmed it: 1 (the
+    driver's "not launched"), so the general path runs."""
+    return 1
+
+
+def _gpu_launch_lines(ck, ns, params, values, arrays):
+    """The CUDA launch lines of ``run``.  Steady state: one call of the kernel's native
+    launch builtin (cuda/native_launch.py: packs the values on the stack and calls
+    cuLaunchKernel) with the ``function`` handle Inductor passes back and its stream,
+    as Triton's C launcher does.  The first launch, and any the builtin does not take
+    (a driver error code, a value of another type, a grid over the kernel's
+    ``grid_bound``), go through ``kernel.launch`` (device placement, context, errors),
+    which after its first native launch arms the builtin (``driver.native_of``; device
+    asserts: with a null table and record, ``driver.null_reports``).  Sanitize mode
+    always takes the general path (each launch synchronises and reads its record)."""
+    k = ck.kernel
+    ns["launch"], ns["Args"] = k.launch, _Args
+    general = (f"launch((grid_0, grid_1, grid_2), Args({values}, {arrays}, rt_names), "
+               "stream=stream or None)")
+    if k.sanitize or not isinstance(ck.function, int):
+        return ["    " + general]
+    from ...backends.cuda.driver import native_of, null_reports
+    params = params + [str(v) for v in null_reports(k)]
+
+    def arm():
+        native = native_of(k)
+        if native is not None:        # known: the builtin, or False (never: stay general)
+            ns["NATIVE"], ns["ARM"] = native or _unarmed, False
+    ns.update(NATIVE=_unarmed, ARM=True, arm=arm)
+    call = f"NATIVE(function, grid_0, grid_1, grid_2, stream{''.join(', ' + p for p in params)})"
+    gb = getattr(k, "grid_bound", None)
+    if gb is not None:
+        call = f"1 if grid_0 > {gb[0]} or grid_1 > {gb[1]} or grid_2 > {gb[2]} else {call}"
+    return ["    try:", f"        slow = {call}", "    except (TypeError, OverflowError):",
+            "        slow = 1", "    if slow:", "        " + general, "        if ARM: arm()"]
 
 
 def _host_runner(kernel):
