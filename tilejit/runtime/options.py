@@ -69,8 +69,6 @@ class CudaTuning:
     remat_reductions: bool = True       # cheap values recomputed after reductions instead of kept live
     remat_occupancy: bool = True        # such a plan with room: ask ptxas for 2 CTAs per SM (.minnctapersm 2)
     remat_min_saving: int = 16          # registers per thread a remat plan must save to be used
-    # rules_memory.py
-    transposed_access: bool = True      # 2-D tiles contiguous along dim 0 moved in vectors along it (+ a transpose)
     # rules_atomic.py
     ordered_atom_asm: bool = True       # PTX atom with the ordering in the instruction (False: LLVM atomics + fences)
     # rows_ring.py: cp.async rings of row-region loops
