@@ -136,6 +136,7 @@ class Options:
     cache_max_bytes: int = 1 << 30   # TILEJIT_CACHE_SIZE=500M: disk cache cap, oldest dropped (0: no cap)
     kernel_cache_size: int = 1024    # TILEJIT_KERNEL_CACHE_SIZE: compiled kernels kept in memory per kernel (LRU)
     vectorize: bool = True           # TILEJIT_VECTORIZE=0 disables analysis-driven vector access
+    align_version: bool = True       # TILEJIT_ALIGN_VERSION=0: dot loops not versioned on run-time checks (transforms/align_version.py)
     native_call: bool = True         # TILEJIT_NATIVE_CALL=0: launches pack with struct + ctypes
     ptx_check: str = ""              # TILEJIT_PTX_CHECK=80,90: also compile host kernels for CUDA
     traceback: bool = False          # TILEJIT_TRACEBACK=1: compile errors keep tilejit's own frames
@@ -158,6 +159,7 @@ class Options:
             cache_max_bytes=_size(env, "TILEJIT_CACHE_SIZE", 1 << 30),
             kernel_cache_size=_size(env, "TILEJIT_KERNEL_CACHE_SIZE", 1024),
             vectorize=env.get("TILEJIT_VECTORIZE", "1").strip() != "0",
+            align_version=env.get("TILEJIT_ALIGN_VERSION", "1").strip() != "0",
             native_call=env.get("TILEJIT_NATIVE_CALL", "1").strip() != "0",
             ptx_check=env.get("TILEJIT_PTX_CHECK", "").strip(),
             traceback=_flag(env, "TILEJIT_TRACEBACK"),
