@@ -77,10 +77,10 @@ def tr_matmul(a, b, c, M, N, K_, BM: tl.constexpr, BN: tl.constexpr, BK: tl.cons
 
 
 # ---------------------------------------------------------------- tilejit side
-def tj_kernel(func, num_warps=4):
+def tj_kernel(func, num_warps=4, options=None):
     func.attrs["num_warps"] = num_warps
     t0 = time.perf_counter()
-    k = get_backend("cuda").compile(func, None)
+    k = get_backend("cuda").compile(func, options)
     return k, time.perf_counter() - t0
 
 

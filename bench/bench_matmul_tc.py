@@ -20,9 +20,10 @@ import torch  # noqa: E402
 from triton.testing import do_bench  # noqa: E402
 
 from bench_cuda import K, tj_kernel, tj_launcher, tr_matmul  # noqa: E402
+from tilejit.runtime.options import CudaTuning, Options  # noqa: E402
 
 # BM, BN, BK, warps, stages, arch (90: wgmma sm_90a, 80: ldmatrix + mma.sync),
-# wgmma groups in flight, late issue (copies after the in-flight group retires: distance S-1)
+# CudaTuning.wgmma_inflight, .ring_late_issue (copies after the in-flight group retires: distance S-1)
 TJ_CONFIGS = [(128, 256, 64, 8, 4, 90, 1, 1), (128, 256, 64, 8, 3, 90, 1, 1), (128, 256, 64, 8, 4, 90, 1, 0),
               (128, 128, 64, 8, 4, 90, 1, 1), (128, 128, 64, 8, 5, 90, 1, 1), (128, 128, 64, 8, 6, 90, 1, 1),
               (128, 128, 64, 8, 4, 80, 0, 0)]
@@ -33,8 +34,9 @@ def tj_config(n, cfg, a, b, c, ref, rows):
     """Compile, check rows [0, rows) against ``ref`` and every element for NaN, time."""
     BM, BN, BK, warps, stages, arch, inflight, late = cfg
     func = K.matmul_kernel(BM, BN, BK, "fp16")
-    func.attrs.update(num_stages=stages, target=f"cuda:{arch}", wgmma_inflight=inflight, ring_late_issue=bool(late))
-    kern, secs = tj_kernel(func, warps)
+    func.attrs.update(num_stages=stages, target=f"cuda:{arch}")
+    tuning = CudaTuning(wgmma_inflight=bool(inflight), ring_late_issue=bool(late))
+    kern, secs = tj_kernel(func, warps, Options(cuda=tuning))
     f = tj_launcher(kern, (n // BM, n // BN), a, b, c, n, n, n)
     c.fill_(float("nan"))
     f()

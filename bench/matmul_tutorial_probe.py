@@ -43,7 +43,7 @@ GG_SIG = {0: "*i64", 1: "*i64", 2: "*i64", 3: "*i32", 4: "*i32", 5: "i32"}
 # name -> (kernel, func.attrs, {CudaTuning field: value}, hinted grouped-GEMM source)
 VARIANTS = {
     "mm": ("mm", {}, {}, False),
-    "mm_early": ("mm", {"ring_late_issue": False}, {}, False),
+    "mm_early": ("mm", {}, {"ring_late_issue": False}, False),
     "mm_s4": ("mm", {"num_stages": 4}, {}, False),
     "gg": ("gg", {}, {}, False),
     "gg_hinted": ("gg", {}, {}, True),

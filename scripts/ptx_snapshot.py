@@ -41,7 +41,8 @@ def _install_capture(out_dir: str, arch: int, skip_launch: bool):
 
     def compile(self, func, options=None, bounded=True):
         key = "|".join((print_function(func), str(func.attrs.get("target")), str(func.attrs.get("num_warps")),
-                        str(func.attrs.get("num_stages")), repr(getattr(options, "cuda", None)), str(bounded)))
+                        str(func.attrs.get("num_stages")), repr(getattr(options, "cuda", None)),
+                        str(getattr(options, "align_version", True)), str(bounded)))
         key = key.replace(os.getcwd(), "")       # the same kernels from another checkout
         kernel = orig(self, func, options, bounded)
         tag = _LABEL[0]

@@ -262,6 +262,55 @@ class DeviceAssertionError(DeviceAssertError):
 
 
 # ----------------------------------------------------------------- backends and launches
+class AnalysisClaimError(InterpreterError, AssertionError):
+    """An analysis claim that a concrete value contradicts (a would-be miscompile;
+    ``TILEJIT_CHECK_ANALYSIS=1``, analysis/checker.py).  An ``InterpreterError`` so that
+    the interpreter passes it through unwrapped."""
+
+    def __init__(self, op, result_index: int, claim: str, example: str, program_id=None,
+                 kernel: str = ""):
+        self.op = op
+        self.result_index = result_index
+        self.claim = claim
+        self.example = example
+        self.program_id = program_id
+        loc = op.loc
+        src = linecache.getline(loc.file, loc.line).strip() if loc.line else ""
+        where = f"{loc}" + (f": {src}" if src else "")
+        origin = " (a user hint)" if "hint" in getattr(op, "TRAITS", ()) else ""
+        super().__init__(
+            f"analysis claim violated by {op.name}{origin} at {where}\n"
+            f"  result #{result_index} of type {op.results[result_index].type}: claims {claim}\n"
+            f"  counter-example in program {program_id}: {example}",
+            kernel=kernel, loc=loc, program_id=program_id)
+
+
+class ReturnTypeError(TypeError):
+    """A function whose paths return different types (reported at its ``def``, as Triton
+    does; frontend/control.py)."""
+
+
+class ParseError(ValueError):
+    """Tile-IR text that does not parse (ir/parser.py)."""
+
+
+class VerificationError(ValueError):
+    """Tile IR that breaks an invariant (ir/verifier.py), naming the op."""
+
+
+class IntegerArgumentOverflow(OverflowError, ValueError):
+    """An integer argument outside int64 and uint64 (Triton raises ``OverflowError``;
+    a ``ValueError`` too, a bad argument value; runtime/launch.py)."""
+
+
+class UnsupportedTritonFeature(AttributeError):
+    """A Triton name tilejit does not implement (compat/)."""
+
+
+class UnsupportedTritonModule(ModuleNotFoundError):
+    """A Triton module tilejit has no counterpart for (compat/)."""
+
+
 class LoweringError(TritonError):
     """A backend could not lower an op (names the op and its source location)."""
 

@@ -182,10 +182,12 @@ def test_cpu_backend_runs_the_versioned_kernel(case):
 
 
 def test_switch_off_and_idempotent():
-    func = gg_func()
-    func.attrs[AV.SWITCH] = False
+    from tilejit.runtime.options import Options
+    func = gg_func(128, 128, 64)
+    func.attrs.update(target="cuda:90", num_warps=8, num_stages=3)     # as compile sets them
     before = print_function(func)
-    assert AV.version_loops(func) == [] and print_function(func) == before
+    tilejit.compile(func, target="cuda:90", num_warps=8, num_stages=3, options=Options(align_version=False))
+    assert "align_versioned" not in func.attrs and print_function(func) == before
     func = gg_func()
     assert len(AV.version_loops(func)) == 1
     once = print_function(func)
@@ -226,10 +228,11 @@ def test_loop_that_hints_cannot_help_is_left_alone():
 
 
 # ---------------------------------------------------------------- cuda (PTX, no GPU)
-def _gg_ptx(arch, **attrs):
+def _gg_ptx(arch, align_version=True):
+    from tilejit.runtime.options import Options
     func = gg_func(128, 128, 64)
-    func.attrs.update(attrs)
-    return tilejit.compile(func, target=f"cuda:{arch}", num_warps=8, num_stages=3)
+    return tilejit.compile(func, target=f"cuda:{arch}", num_warps=8, num_stages=3,
+                           options=Options(align_version=align_version))
 
 
 def _count(ptx, pat):
@@ -265,10 +268,11 @@ def test_normal_matmul_ptx_is_byte_identical_with_the_pass_on_or_off():
     import test_cuda_ptx as K
     from tilejit.backends import get_backend
     out = []
+    from tilejit.runtime.options import Options
     for on in (True, False):
         func = K.matmul_kernel(128, 128, 64, "fp16")
-        func.attrs.update(num_warps=8, target="cuda:90", num_stages=3, align_version=on)
-        out.append(get_backend("cuda").compile(func, None).ptx)
+        func.attrs.update(num_warps=8, target="cuda:90", num_stages=3)
+        out.append(get_backend("cuda").compile(func, Options(align_version=on)).ptx)
     assert out[0] == out[1] and "wgmma" in out[0]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tilejit.backends import LaunchArgs, get_backend
+from tilejit.runtime.options import CudaTuning, Options
 
 import test_cuda_ptx as K
 
@@ -15,12 +16,11 @@ pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not get_backend("cuda").is_available(), reason="no CUDA GPU")]
 
 
-def _run(BM, BN, BK, warps, stages, arch, M, N, Kd, dtype="fp16", inflight=None, **attrs):
+def _run(BM, BN, BK, warps, stages, arch, M, N, Kd, dtype="fp16", **tuning):
+    """``tuning``: CudaTuning fields changed (``wgmma_inflight=False``)."""
     func = K.matmul_kernel(BM, BN, BK, dtype)
-    func.attrs.update(num_warps=warps, num_stages=stages, target=f"cuda:{arch}", **attrs)
-    if inflight is not None:
-        func.attrs["wgmma_inflight"] = inflight
-    kern = get_backend("cuda").compile(func, None)
+    func.attrs.update(num_warps=warps, num_stages=stages, target=f"cuda:{arch}")
+    kern = get_backend("cuda").compile(func, Options(cuda=CudaTuning(**tuning)))
     tdt = torch.float16 if dtype == "fp16" else torch.bfloat16
     g = torch.Generator(device="cuda").manual_seed(BM * 7 + BN * 3 + BK + warps + stages + Kd)
     a = torch.randn(M, Kd, device="cuda", generator=g).to(tdt)
@@ -59,7 +59,7 @@ def test_pipelined_dot_matches_fp64(cfg, Kd):
 def test_pipelined_dot_bf16_and_wait_all(arch):
     _, err = _run(128, 128, 64, 8, 4, arch, 256, 384, 512, "bf16")
     assert err < 1e-2, err
-    _, err = _run(128, 128, 64, 8, 3, arch, 256, 256, 256, inflight=0)
+    _, err = _run(128, 128, 64, 8, 3, arch, 256, 256, 256, wgmma_inflight=False)
     assert err < 1e-3, err
     _, err = _run(128, 128, 64, 8, 4, arch, 256, 256, 640, ring_late_issue=False)
     assert err < 1e-3, err

@@ -17,13 +17,15 @@ import test_cuda_ptx as K
 needs_ptxas = pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
 
 
-def _compile(BM, BN, BK, warps, stages, arch, dtype="fp16", **attrs):
+def _compile(BM, BN, BK, warps, stages, arch, dtype="fp16", **tuning):
+    """``tuning``: CudaTuning fields changed (``ring_late_issue=False``)."""
     from tilejit.backends import get_backend
+    from tilejit.runtime.options import CudaTuning, Options
     func = K.matmul_kernel(BM, BN, BK, dtype)
-    func.attrs.update(num_warps=warps, target=f"cuda:{arch}", **attrs)
+    func.attrs.update(num_warps=warps, target=f"cuda:{arch}")
     if stages is not None:
         func.attrs["num_stages"] = stages
-    return get_backend("cuda").compile(func, None)
+    return get_backend("cuda").compile(func, Options(cuda=CudaTuning(**tuning)))
 
 
 def _count(ptx, pat):
@@ -98,7 +100,7 @@ def test_default_num_stages_is_three():
 @pytest.mark.parametrize("late,inflight,wait", [(True, 1, 2), (False, 1, 1), (True, 0, 2)])
 def test_ring_distance_follows_the_issue_point(late, inflight, wait):
     """Early issue with a wgmma group in flight must skip the stage that group reads."""
-    ptx = _compile(128, 128, 64, 8, 4, 90, ring_late_issue=late, wgmma_inflight=inflight).ptx
+    ptx = _compile(128, 128, 64, 8, 4, 90, ring_late_issue=late, wgmma_inflight=bool(inflight)).ptx
     assert f"cp.async.wait_group {wait};" in ptx
     assert f"wgmma.wait_group.sync.aligned {inflight};" in ptx
     body = ptx[ptx.index("wgmma.fence"):]

@@ -15,6 +15,7 @@ import pytest
 
 import tilejit
 from tilejit.backends.cuda import target as tgt
+from tilejit.runtime.options import Options
 
 needs_ptxas = pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
 
@@ -45,8 +46,8 @@ def _one_tile(arch, mask):
     from tilejit.runtime.compiler import build
     div = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "sam", "sbk", "scm", "K")
     func, _ = build(K.mm_computed, MSIG, dict(BM=128, BN=128, BK=64, MASK=mask), div, ("sak", "sbn"), None)
-    func.attrs["align_version"] = False          # one version of the loop: the one the facts allow
-    return tilejit.compile(func, target=f"cuda:{arch}", num_warps=8, num_stages=3).asm["ptx"]
+    return tilejit.compile(func, target=f"cuda:{arch}", num_warps=8, num_stages=3,     # one version of the
+                           options=Options(align_version=False)).asm["ptx"]        # loop: the facts' one
 
 
 BSIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",

@@ -28,6 +28,17 @@ def test_bad_settings_are_errors(text, says):
     assert says in str(e.value)
 
 
+def test_pipeline_knobs_are_fields_not_function_attributes():
+    """The ring's issue point and in-flight group, and range versioning, are options (in
+    the compile key, settable from the environment), not ``func.attrs`` string keys."""
+    o = Options.from_env({"TILEJIT_CUDA_TUNING": "wgmma_inflight=0,ring_late_issue=0",
+                          "TILEJIT_ALIGN_VERSION": "0"})
+    assert (o.cuda.wgmma_inflight, o.cuda.ring_late_issue, o.align_version) == (False, False, False)
+    d = Options.from_env({})
+    assert (d.cuda.wgmma_inflight, d.cuda.ring_late_issue, d.align_version) == (True, True, True)
+    assert o != d
+
+
 def test_every_field_documented_and_typed():
     import inspect
     src = inspect.getsource(CudaTuning)
@@ -42,7 +53,7 @@ def test_every_strategy_ships_on():
     OFF (issue 19).  The deleted ones are unknown names now."""
     off = [f.name for f in fields(CudaTuning) if f.type == "bool" and not getattr(CudaTuning(), f.name)]
     assert off == []
-    for gone in ("prestage_b", "arange_leaves", "ring_rotate_under_cap"):
+    for gone in ("prestage_b", "arange_leaves", "ring_rotate_under_cap", "transposed_access"):
         with pytest.raises(ValueError, match=f"unknown field '{gone}'"):
             CudaTuning.parse(f"{gone}=1")
 

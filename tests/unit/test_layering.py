@@ -89,3 +89,24 @@ def test_every_error_class_lives_in_the_root_module():
         assert getattr(E, name).__module__ == "tilejit.errors", name
     assert issubclass(E.CompilationError, E.TritonError) and issubclass(E.CompilationError, E.UserError)
     assert issubclass(E.AnalysisError, E.TritonError)
+
+
+def test_no_exception_class_outside_the_root_module():
+    """Every exception class in tilejit's own modules is defined in tilejit/errors.py (the
+    modules that raise one import it from there; the old names stay importable)."""
+    import importlib
+    import pkgutil
+    import tilejit
+    found = []
+    for m in pkgutil.walk_packages(tilejit.__path__, "tilejit."):
+        if m.name == "tilejit.errors":
+            continue
+        try:
+            mod = importlib.import_module(m.name)
+        except ImportError as e:        # a module over an optional dependency (torch) absent here
+            assert not (e.name or "tilejit").startswith("tilejit"), e
+            continue
+        found += [f"{m.name}.{n}" for n, v in vars(mod).items()
+                  if isinstance(v, type) and issubclass(v, BaseException) and v.__module__ == m.name
+                  and not n.startswith("_")]       # private control-flow signals (interpreter's _Return)
+    assert found == []

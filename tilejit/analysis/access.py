@@ -53,31 +53,29 @@ def element_bytes(pointee, limits: AccessLimits) -> int | None:
     return pointee.bits // 8 if pointee.bits >= 8 else None
 
 
-def _aligned_width(facts, ptr: Value, width: int, dim: int | None = None) -> int:
-    """The widest ``w <= width`` (halving) whose groups (along ``dim``, default the last)
-    start at multiples of ``w`` elements' bytes."""
+def _aligned_width(facts, ptr: Value, width: int) -> int:
+    """The widest ``w <= width`` (halving) whose groups start at multiples of ``w``
+    elements' bytes."""
     info, step = facts.axis(ptr), elem_step(ptr.type)
-    d = info.rank - 1 if dim is None else dim
+    d = info.rank - 1
     while width > 1 and elem_div(info, d, width, step) % (width * step):
         width //= 2
     return width
 
 
-def _group(facts, ptr, mask, lanes: int, limits: AccessLimits, dim: int | None = None):
-    p = access_plan(facts, ptr, mask, lanes, dim)
+def _group(facts, ptr, mask, lanes: int, limits: AccessLimits):
+    p = access_plan(facts, ptr, mask, lanes)
     if not limits.aligned or p.width < 2:
         return p
-    w = _aligned_width(facts, ptr, p.width, dim)
-    return p if w == p.width else access_plan(facts, ptr, mask, w, dim)
+    w = _aligned_width(facts, ptr, p.width)
+    return p if w == p.width else access_plan(facts, ptr, mask, w)
 
 
 def plan_access(facts, ptr: Value, mask: Value | None, limits: AccessLimits,
-                max_lanes: int | None = None, dim: int | None = None) -> AccessPlan:
+                max_lanes: int | None = None) -> AccessPlan:
     """The access plan of a tile access through ``ptr`` under ``mask`` (see the module
     docstring); ``max_lanes`` caps the width further (the cuda backend: the elements
-    one thread holds in a row of its layout); ``dim``: groups along that dimension
-    instead of the last (the cuda backend's accesses of a tile contiguous along dim 0).
-    :data:`SCALAR` without ``facts``."""
+    one thread holds in a row of its layout).  :data:`SCALAR` without ``facts``."""
     ty = ptr.type
     if facts is None or not ty.shape:
         return SCALAR
@@ -87,10 +85,10 @@ def plan_access(facts, ptr: Value, mask: Value | None, limits: AccessLimits,
     lanes = max(1, limits.max_bytes // size)
     if max_lanes is not None:
         lanes = min(lanes, max_lanes)
-    p = _group(facts, ptr, mask, lanes, limits, dim)
+    p = _group(facts, ptr, mask, lanes, limits)
     lane_mask = False
     if p.width < 2 and mask is not None and limits.lane_mask:
-        p = _group(facts, ptr, None, lanes, limits, dim)
+        p = _group(facts, ptr, None, lanes, limits)
         lane_mask = True
     if p.width < 2:
         return SCALAR

@@ -12,37 +12,13 @@ every interpreted launch.
 """
 from __future__ import annotations
 
-import linecache
 import weakref
 
 import numpy as np
 
-from ..errors import InterpreterError
-from ..ir import ops
+from ..errors import AnalysisClaimError
 from ..ir.core import Function
 from .lattice import Fact, div_cap, elem_step, is_int_type, is_ptr_type
-
-
-class AnalysisClaimError(InterpreterError, AssertionError):
-    """An analysis claim that a concrete value contradicts (a would-be miscompile).
-    An ``InterpreterError`` so that the interpreter passes it through unwrapped."""
-
-    def __init__(self, op, result_index: int, claim: str, example: str, program_id=None,
-                 kernel: str = ""):
-        self.op = op
-        self.result_index = result_index
-        self.claim = claim
-        self.example = example
-        self.program_id = program_id
-        loc = op.loc
-        src = linecache.getline(loc.file, loc.line).strip() if loc.line else ""
-        where = f"{loc}" + (f": {src}" if src else "")
-        origin = " (a user hint)" if isinstance(op, ops.HintOp) else ""
-        super().__init__(
-            f"analysis claim violated by {op.name}{origin} at {where}\n"
-            f"  result #{result_index} of type {op.results[result_index].type}: claims {claim}\n"
-            f"  counter-example in program {program_id}: {example}",
-            kernel=kernel, loc=loc, program_id=program_id)
 
 
 # ---------------------------------------------------------------- value checks

@@ -141,11 +141,6 @@ def _access(facts, op, name: str) -> str:
     path = f"{plan.width} lane{'s' if plan.width > 1 else ''} x {e} B per access ({plan.align}-byte aligned)"
     if plan.width * e >= VECTOR_BYTES or shape[-1] < lanes:
         return f"{head}: {path}"
-    if plan.width == 1 and len(shape) == 2:
-        down = access_plan(facts, ptr, mask, max_lanes=lanes, dim=0)
-        if down.width > 1:       # the cuda backend's transposed access (rules_memory.transposed_width)
-            path += (f"; contiguous along dim 0: on cuda (outside loops) {down.width} lanes x {e} B "
-                     "per access along dim 0, transposed through shared memory")
     want = lanes
     misses = []
     if _lacks(facts, ptr, "contiguity", want):

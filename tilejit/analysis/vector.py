@@ -28,18 +28,15 @@ def _pow2_part(x: int) -> int:
     return x & -x
 
 
-def access_plan(facts, ptr: Value, mask: Value | None = None, max_lanes: int = 64,
-                dim: int | None = None) -> AccessPlan:
-    """The widest safe grouping of ``ptr``'s lanes (see the module docstring); ``dim``:
-    group along that dimension instead of the last (lanes ``[i*width, (i+1)*width)``
-    of each line along ``dim``)."""
+def access_plan(facts, ptr: Value, mask: Value | None = None, max_lanes: int = 64) -> AccessPlan:
+    """The widest safe grouping of ``ptr``'s lanes (see the module docstring)."""
     ty = ptr.type
     step = elem_step(ty)
     info = facts.axis(ptr)
+    d = info.rank - 1
     if not ty.shape:
         return AccessPlan(1, elem_div(info, 0, 1, step))
-    d = info.rank - 1 if dim is None else dim
-    n = ty.shape[d]
+    n = ty.shape[-1]
     g = gcd(info.contiguity[d], n)
     if mask is not None:
         g = gcd(g, facts.axis(mask).constancy[d])

@@ -17,16 +17,10 @@ import importlib.machinery
 import sys
 import types
 
+from ..errors import UnsupportedTritonFeature, UnsupportedTritonModule  # noqa: F401 - importable from here
+
 __all__ = ["install_triton_alias", "uninstall_triton_alias", "install_inductor_alias",
            "UnsupportedTritonFeature", "UnsupportedTritonModule", "TRITON_MODULES"]
-
-
-class UnsupportedTritonFeature(AttributeError):
-    """A Triton name tilejit does not implement."""
-
-
-class UnsupportedTritonModule(ModuleNotFoundError):
-    """A Triton module tilejit has no counterpart for."""
 
 
 _LIBDEVICE = ("tilejit.language.extra.libdevice",

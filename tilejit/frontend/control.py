@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 
+from ..errors import ReturnTypeError
 from ..ir import ops
 from ..ir.core import Block, Region
 from ..ir.types import TileType, int1, int_range
@@ -73,10 +74,6 @@ def unify_types(a, b, what: str, mismatch: str | None = None) -> TileType:
     text = (mismatch or "{what} has type {ta} on one path and {tb} on another").format(what=what, ta=ta, tb=tb)
     kind = ReturnTypeError if what == "the returned value" else TypeError
     raise kind(f"{text}; make the types match (e.g. with .to(...))")
-
-
-class ReturnTypeError(TypeError):
-    """A function whose paths return different types (reported at its ``def``, as Triton does)."""
 
 
 def widen_type(init: TileType, end: TileType, what: str) -> TileType:

@@ -13,14 +13,11 @@ import difflib
 import json
 import re
 
+from ..errors import ParseError
 from . import ops as ops_mod
 from .core import Block, Function, Loc, Op, Region, UNKNOWN_LOC, Value
 from .printer import CUSTOM_FORMS, Opaque, format_type, print_function
 from .types import PointerType, TileType, dtype_from_name
-
-
-class ParseError(ValueError):
-    pass
 
 
 _TOKEN_RE = re.compile(r"""[ \t\r]*(?:

@@ -15,13 +15,10 @@ scalar integers of one type, which is also the induction variable's type.
 """
 from __future__ import annotations
 
+from ..errors import VerificationError
 from .core import Block, Function, Op, Region, Value
 from .printer import Namer, describe, format_type
 from .types import TileType, int1
-
-
-class VerificationError(ValueError):
-    pass
 
 
 def _fail(op: Op | None, msg: str):

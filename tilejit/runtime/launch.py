@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import IntegerArgumentOverflow
 from . import arrays
 
 # launch keywords that are compile options (``arch``: the CUDA architecture to compile
@@ -23,11 +24,6 @@ LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "arch")
 _I32_MIN, _I32_MAX = -2 ** 31, 2 ** 31 - 1
 _I64_MIN, _I64_MAX = -2 ** 63, 2 ** 63 - 1
 _U64_MAX = 2 ** 64 - 1
-
-
-class IntegerArgumentOverflow(OverflowError, ValueError):
-    """An integer argument outside int64 and uint64 (Triton raises ``OverflowError``;
-    a ``ValueError`` too, a bad argument value)."""
 
 
 # ---------------------------------------------------------------- binders

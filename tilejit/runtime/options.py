@@ -69,8 +69,6 @@ class CudaTuning:
     remat_reductions: bool = True       # cheap values recomputed after reductions instead of kept live
     remat_occupancy: bool = True        # such a plan with room: ask ptxas for 2 CTAs per SM (.minnctapersm 2)
     remat_min_saving: int = 16          # registers per thread a remat plan must save to be used
-    # rules_memory.py
-    transposed_access: bool = True      # 2-D tiles contiguous along dim 0 moved in vectors along it (+ a transpose)
     # rules_atomic.py
     ordered_atom_asm: bool = True       # PTX atom with the ordering in the instruction (False: LLVM atomics + fences)
     # rows_ring.py: cp.async rings of row-region loops
@@ -80,6 +78,8 @@ class CudaTuning:
     ring_occupancy: bool = True         # wgmma-ring kernels: registers capped for 2 CTAs per SM (occupancy.py)
     ring_wide_copies: bool = True       # the ring's B tiles copied in 16-byte cp.async.cg (8-element chunks), as Triton
     # pipeline.py, async_pipeline.py: software-pipelined dot loops
+    wgmma_inflight: bool = True         # the cp.async ring's wgmma group left in flight across the loop edge (False: wait for all)
+    ring_late_issue: bool = True        # with a group in flight: the next tile copied after a 2nd barrier (S-1 ahead; False: S-2)
     proxy_fence: bool = True            # fence.proxy.async between the cp.async wait and wgmma reads
     fresh_tid: bool = True              # %tid.x read again in the body of a loop around a dot loop
 
@@ -136,6 +136,7 @@ class Options:
     cache_max_bytes: int = 1 << 30   # TILEJIT_CACHE_SIZE=500M: disk cache cap, oldest dropped (0: no cap)
     kernel_cache_size: int = 1024    # TILEJIT_KERNEL_CACHE_SIZE: compiled kernels kept in memory per kernel (LRU)
     vectorize: bool = True           # TILEJIT_VECTORIZE=0 disables analysis-driven vector access
+    align_version: bool = True       # TILEJIT_ALIGN_VERSION=0: dot loops not versioned on run-time checks (transforms/align_version.py)
     native_call: bool = True         # TILEJIT_NATIVE_CALL=0: launches pack with struct + ctypes
     ptx_check: str = ""              # TILEJIT_PTX_CHECK=80,90: also compile host kernels for CUDA
     traceback: bool = False          # TILEJIT_TRACEBACK=1: compile errors keep tilejit's own frames
@@ -159,6 +160,7 @@ class Options:
             cache_max_bytes=_size(env, "TILEJIT_CACHE_SIZE", 1 << 30),
             kernel_cache_size=_size(env, "TILEJIT_KERNEL_CACHE_SIZE", 1024),
             vectorize=env.get("TILEJIT_VECTORIZE", "1").strip() != "0",
+            align_version=env.get("TILEJIT_ALIGN_VERSION", "1").strip() != "0",
             native_call=env.get("TILEJIT_NATIVE_CALL", "1").strip() != "0",
             ptx_check=env.get("TILEJIT_PTX_CHECK", "").strip(),
             traceback=_flag(env, "TILEJIT_TRACEBACK"),

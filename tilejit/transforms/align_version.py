@@ -41,9 +41,10 @@ Both backends run the pass (``cuda/backend.py``, ``cpu/backend.py``), each with 
 accesses take any alignment, so only range roots are tested, a plan is any vector
 grouping of at least 16 bytes, and a
 loop is versioned when at least one dot operand load gains one (tutorial 03's B tile:
-per-lane loads with an ``srem`` each, otherwise).  ``func.attrs['align_version']
-= False`` turns the pass off; ``func.attrs['align_versioned']`` records how many loops
-it versioned (a function already versioned is not versioned again).
+per-lane loads with an ``srem`` each, otherwise).  The backends run it when
+``Options.align_version`` is on (``TILEJIT_ALIGN_VERSION=0``: off; it needs ``vectorize``
+and no sanitize mode); ``func.attrs['align_versioned']`` records how many loops it
+versioned (a function already versioned is not versioned again).
 """
 from __future__ import annotations
 
@@ -53,7 +54,6 @@ from ..ir import ops
 from ..ir.core import Block, Function, Op, Region, Value
 from ..ir.types import PointerType, int64, int_range
 
-SWITCH = "align_version"
 DONE = "align_versioned"
 VECTOR_BYTES = 16
 
@@ -441,8 +441,9 @@ def version_loops(func: Function, facts=None, limits=None) -> list:
     """Version the dot loops of ``func`` that runtime-checked alignment lets take
     16-byte vector loads (in place; see the module docstring).  ``limits``: the target's
     ``analysis.access.AccessLimits`` (None: 16-byte aligned accesses, the cuda backend's
-    rule).  Returns the :class:`Versioned` loops (empty when the pass is off or nothing pays)."""
-    if func.attrs.get(SWITCH, True) is False or DONE in func.attrs:
+    rule).  Returns the :class:`Versioned` loops (empty when nothing pays or ``func`` was
+    versioned before)."""
+    if DONE in func.attrs:
         return []
     if not any(isinstance(o, ops.DotOp) for o in func.walk()):
         return []

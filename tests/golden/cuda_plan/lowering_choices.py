@@ -1,11 +1,10 @@
 # The cuda plan's choices that lowering rules used to make themselves: a 2-D tile
-# contiguous along dim 0 only loaded and stored through its transpose (rules_memory:
-# transposed_width), the strategy of each tt.reduce (rules_reduce.reduce_strategy: rows
+# contiguous along dim 0 only accessed per element (its transposed access, through shared
+# memory, was slower on the H200 and deleted), the strategy of each tt.reduce (rules_reduce.reduce_strategy: rows
 # over a group of lanes, rows over whole warps, a whole block, or through shared memory)
 # a dot with an fp16 accumulator on mma.sync (rules_mma.plan_half_acc) and a scattered
 # store moved to one element per thread first (scatter.wants_relayout).
 # RUN: cuda-plan --arch=90 --warps=4 --kernel=transpose_copy
-# RUN: cuda-plan --arch=90 --warps=4 --kernel=transpose_copy --tuning=transposed_access=0 --check-prefix=OFF
 # RUN: cuda-plan --arch=90 --warps=4 --kernel=row_sums --check-prefix=ROWS
 # RUN: cuda-plan --arch=90 --warps=4 --kernel=row_sums --tuning=row_butterflies=0 --check-prefix=NOBF
 # RUN: cuda-plan --arch=90 --warps=4 --kernel=half_dot --check-prefix=HALF
@@ -54,27 +53,23 @@ def scatter_store(x_ptr, y_ptr, R: tl.constexpr, C: tl.constexpr, W: tl.constexp
 
 
 # CHECK-LABEL: cuda-plan @transpose_copy (sm_90, 4 warps)
-# CHECK-NEXT: tt.load <64x32xfp32> at lowering_choices.py:24:27: width 1
-# CHECK-NEXT: transposed: width 4 along dim 0
-# CHECK-NEXT: tt.store <64x32xfp32> at lowering_choices.py:24:4: width 1
-# CHECK-NEXT: transposed: width 4 along dim 0
-
-# OFF-LABEL: cuda-plan @transpose_copy (sm_90, 4 warps)
-# OFF-NOT: transposed
+# CHECK-NEXT: tt.load <64x32xfp32> at lowering_choices.py:23:27: width 1
+# CHECK-NEXT: tt.store <64x32xfp32> at lowering_choices.py:23:4: width 1
+# CHECK-NOT: transposed
 
 # ROWS-LABEL: cuda-plan @row_sums (sm_90, 4 warps)
-# ROWS: tt.reduce sum <64x32xfp32> axis 1 at lowering_choices.py:32:24: row lanes, 8 lanes per row
-# ROWS: tt.reduce max <64x32xfp32> axis 0 at lowering_choices.py:33:28: general
-# ROWS: tt.reduce sum <64x4096xfp32> axis 1 at lowering_choices.py:36:24: wide rows, 1024 lanes per row
-# ROWS: tt.reduce sum <1x4096xfp32> axis 1 at lowering_choices.py:38:38: whole block
+# ROWS: tt.reduce sum <64x32xfp32> axis 1 at lowering_choices.py:31:24: row lanes, 8 lanes per row
+# ROWS: tt.reduce max <64x32xfp32> axis 0 at lowering_choices.py:32:28: general
+# ROWS: tt.reduce sum <64x4096xfp32> axis 1 at lowering_choices.py:35:24: wide rows, 1024 lanes per row
+# ROWS: tt.reduce sum <1x4096xfp32> axis 1 at lowering_choices.py:37:38: whole block
 
 # NOBF-LABEL: cuda-plan @row_sums (sm_90, 4 warps)
-# NOBF: tt.reduce sum <64x32xfp32> axis 1 at lowering_choices.py:32:24: row lanes, 8 lanes per row
-# NOBF: tt.reduce sum <64x4096xfp32> axis 1 at lowering_choices.py:36:24: general
-# NOBF: tt.reduce sum <1x4096xfp32> axis 1 at lowering_choices.py:38:38: general
+# NOBF: tt.reduce sum <64x32xfp32> axis 1 at lowering_choices.py:31:24: row lanes, 8 lanes per row
+# NOBF: tt.reduce sum <64x4096xfp32> axis 1 at lowering_choices.py:35:24: general
+# NOBF: tt.reduce sum <1x4096xfp32> axis 1 at lowering_choices.py:37:38: general
 
 # HALF-LABEL: cuda-plan @half_dot (sm_90, 4 warps)
-# HALF: tt.dot 64x64x64 fp16 at lowering_choices.py:46:10: mma (64, 64) warps 2x2, the fp16 accumulator widened to fp32
+# HALF: tt.dot 64x64x64 fp16 at lowering_choices.py:45:10: mma (64, 64) warps 2x2, the fp16 accumulator widened to fp32
 
 # SCAT-LABEL: cuda-plan @scatter_store (sm_90, 4 warps)
 # SCAT: tt.store <4096xfp32> at lowering_choices.py:{{[0-9]+}}:4: width 1

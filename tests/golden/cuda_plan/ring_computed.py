@@ -3,8 +3,8 @@
 # `offs_k < K` mask on the computed offsets; one version of the loop): with K a multiple
 # of 16 the mask is constant over 8-element chunks and the loop takes the cp.async ring;
 # with K unknown it may change inside a 16-byte chunk and the loop keeps the register path.
-# RUN: cuda-plan --arch=90 --warps=8 --kernel=mm_computed --attrs=align_version=False
-# RUN: cuda-plan --arch=90 --warps=8 --kernel=mm_k_unknown --attrs=align_version=False --check-prefix=KANY
+# RUN: cuda-plan --arch=90 --warps=8 --kernel=mm_computed --align-version=0
+# RUN: cuda-plan --arch=90 --warps=8 --kernel=mm_k_unknown --align-version=0 --check-prefix=KANY
 # ARGS: a_ptr=*fp16:16 b_ptr=*fp16:16 c_ptr=*fp32:16 M=i32:16 N=i32:16 K=i32:16
 # ARGS: sam=i32:16 sak=i32:eq1 sbk=i32:16 sbn=i32:eq1 scm=i32:16 K_any=i32
 # CONSTEXPRS: BM=128 BN=128 BK=64 MASK=2

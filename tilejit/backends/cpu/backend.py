@@ -263,8 +263,9 @@ class CPUBackend(Backend):
         """``bounded``: the analysis may assume vectorize.GRID_BOUND programs per axis
         (the kernel then checks every launch's grid against it); ``stream``: the
         variant whose streamable stores are non-temporal (streaming.py)."""
-        key = (options.sanitize, options.vectorize, options.num_threads, options.dump_dir,
-               options.cpu_opt_level, options.cpu_stream_bytes, GRID_BOUND if bounded else None, stream)
+        key = (options.sanitize, options.vectorize, options.align_version, options.num_threads,
+               options.dump_dir, options.cpu_opt_level, options.cpu_stream_bytes,
+               GRID_BOUND if bounded else None, stream)
         # variants live on the IR function itself (a kernel refers to its function, so
         # a cache keyed weakly by the function would keep both alive forever); the
         # launcher dropping its kernel frees function, variants and machine code together
@@ -282,9 +283,9 @@ class CPUBackend(Backend):
     def _compile(self, func, options, bounded=True, stream=False) -> CPUKernel:
         tm = binding.host_target_machine()
         _ensure_libm()
-        if options.vectorize and not options.sanitize:
+        if options.vectorize and options.align_version and not options.sanitize:
             from ...transforms.align_version import align_version
-            align_version(func, limits=CPU_ACCESS)   # dot loops on run-time range checks; attrs['align_version']=False: off
+            align_version(func, limits=CPU_ACCESS)   # dot loops on run-time range checks
         facts, bound = choose_facts(func, options, allow_bound=bounded)
         module, asserts = build_module(func, options, triple=tm.triple,
                                        data_layout=binding.data_layout_of(tm), facts=facts, stream=stream)

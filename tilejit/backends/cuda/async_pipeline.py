@@ -31,10 +31,10 @@ each 8-element chunk (analysis constancy).  Shapes the ring cannot hold, other m
 or a vector width under 16 bytes keep the register path; ``rejections(func, arch)``
 says why.
 
-Tuning attributes (``func.attrs``, for benchmarks): ``wgmma_inflight`` (1: one wgmma
-group stays in flight across the loop edge; 0: wait for all) and ``ring_late_issue``
-(True: with a group in flight, copy the next tile after a second barrier, so the ring
-runs ``S-1`` tiles ahead; False: copy before the dot, ``S-2`` ahead).
+``CudaTuning.wgmma_inflight`` (runtime/options.py; on: one wgmma group stays in flight
+across the loop edge; off: wait for all) and ``CudaTuning.ring_late_issue`` (on: with a
+group in flight, copy the next tile after a second barrier, so the ring runs ``S-1``
+tiles ahead; off: copy before the dot, ``S-2`` ahead).
 """
 from __future__ import annotations
 
@@ -311,10 +311,10 @@ def _plan_dot(lw, for_op, d, acc_pos):
         consumer = "mma"
     stages = lw.func.attrs.get("num_stages")
     stages = 3 if stages is None else int(stages)
-    inflight = int(lw.func.attrs.get("wgmma_inflight", 1)) if consumer == "wgmma" else 0
+    inflight = int(lw.tuning.wgmma_inflight) if consumer == "wgmma" else 0
     plan = AsyncPlan(d, acc_pos, [la, lb], slices, msl, at.shape, bt.shape, kind, consumer, ml, stages, inflight)
     plan.recur = rec
-    plan.late_issue = bool(inflight) and bool(lw.func.attrs.get("ring_late_issue", True))
+    plan.late_issue = bool(inflight) and lw.tuning.ring_late_issue
     while plan.stages * plan.stage_bytes > SMEM_LIMIT and plan.stages > 2:
         plan.stages -= 1
     if plan.inflight and plan.distance < 1:

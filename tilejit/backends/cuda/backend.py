@@ -198,10 +198,10 @@ class CudaBackend(Backend):
             from ...errors import LaunchOptionError
             raise LaunchOptionError(f"{func.name}: num_warps={num_warps} is more than a CUDA block "
                                     "holds (32 warps, 1024 threads)")
-        if (getattr(options, "vectorize", True) if options else True) and not getattr(options, "sanitize", False):
+        if getattr(options, "vectorize", True) and getattr(options, "align_version", True) \
+                and not getattr(options, "sanitize", False):
             from ...transforms.align_version import align_version
-            # dot loops on runtime-checked alignment (attrs['align_version']=False: off)
-            align_version(func, limits=CUDA_ACCESS)
+            align_version(func, limits=CUDA_ACCESS)     # dot loops on runtime-checked alignment
         facts, bound = _facts(func, options, bounded)
         lw = lower_kernel(func, arch, num_warps, facts,
                           getattr(options, "vectorize", True) if options else True,

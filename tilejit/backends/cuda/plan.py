@@ -12,8 +12,7 @@ operand layouts of loop-free dot kernels (rules_mma.widen_operand_chunks), the
 rematerialisation plan of row reductions (remat.py), each ``scf.for``'s strategy
 (:func:`plan_loop`: the choice among the cp.async ring, the row region and its cp.async
 ring, mma accumulators with rotated loads, or plain code), the vector width of every
-load and store (and, for 2-D tiles contiguous along dim 0 only, the transposed access:
-rules_memory.transposed_width; for scattered stores, the move to one element per thread:
+load and store (and, for scattered stores, the move to one element per thread:
 scatter.wants_relayout), the layout of every dot (mma.sync -- also for an fp16/bf16
 accumulator, widened: rules_mma.plan_half_acc --, or multiply-adds; the dots of a
 cp.async ring are the ring's; a row region's dots that take A from registers:
@@ -37,7 +36,7 @@ from .async_pipeline import _versioned_fallbacks, plan_for, prepare, wants_fresh
 from .hoist_loads import hoist_branch_loads
 from .pipeline import _PTR_OK, IterSlice, _slice, plan_prefetch
 from .remat import start as remat_start
-from .rules_memory import transposed_width, vector_width
+from .rules_memory import vector_width
 from .rules_mma import _uses, plan_for_dot, plan_half_acc, row_scaled_acc, widen_operand_chunks
 from .rules_reduce import plan_siblings, reduce_strategy
 from .scatter import wants_relayout
@@ -95,7 +94,6 @@ class CudaPlan:
     loops: dict = field(default_factory=dict)       # scf.for -> LoopPlan
     access: dict = field(default_factory=dict)      # load / store -> elements per access
     dots: dict = field(default_factory=dict)        # tt.dot -> MmaLayout (mma.sync) or None (FMA)
-    transposed: dict = field(default_factory=dict)  # load / store -> elements per access along dim 0
     half_acc: dict = field(default_factory=dict)    # FMA tt.dot -> MmaLayout: fp16/bf16 accumulator on mma
     reductions: dict = field(default_factory=dict)  # tt.reduce -> (source Layout, (strategy, lanes))
     fused: dict = field(default_factory=dict)       # tt.reduce -> later full reductions lowered with it
@@ -134,10 +132,7 @@ def plan_kernel(lw) -> CudaPlan:
     for o in lw.func.walk():
         if isinstance(o, (ops.LoadOp, ops.StoreOp)):
             p.access[o] = vector_width(lw, o, o.ptr, o.mask, o.ptr.type.element.element)
-            tw = transposed_width(lw, o) if p.access[o] == 1 else None
-            if tw is not None:          # contiguous along dim 0 only: the transposed access
-                p.transposed[o] = tw
-            elif isinstance(o, ops.StoreOp):    # scattered: one element per thread (scatter.py)
+            if isinstance(o, ops.StoreOp):    # scattered: one element per thread (scatter.py)
                 lay = lw.layout(o.ptr.type)
                 p.relayout[o] = (lay, wants_relayout(lw, o.ptr, lay, p.access[o]))
         elif isinstance(o, ops.DotOp):     # a row region's dots: its forced layout
@@ -405,9 +400,6 @@ def print_plan(lw) -> str:
                          + (" (masked)" if o.mask is not None else ""))
             if o in p.relayout and p.relayout[o][1]:
                 lines.append("    scattered: moved to one element per thread first (scatter.py)")
-            if o in p.transposed:
-                lines.append(f"    transposed: width {p.transposed[o]} along dim 0 "
-                             "(the tile's transpose, exchanged through shared memory)")
     if p.remat is not None:
         lines.append(f"  remat: values recomputed after {len(p.remat.plan.points)} reduction(s)"
                      + (f", .minnctapersm {p.min_ctas}" if p.min_ctas else ""))

@@ -17,7 +17,6 @@ from ...analysis.access import AccessLimits, plan_access
 from ...ir import ops
 from . import scatter
 from . import types as T
-from .layout import make_layout
 from .lowering import RULES, Tile
 from .sanitize import check_slots, finish
 
@@ -157,88 +156,9 @@ def _other_regs(lw, op, el, n):
     return [zero] * n
 
 
-# ---- tiles contiguous along dim 0 (column-major operands, transposed stores) ----
-# A 2-D tile whose pointers are contiguous along dim 0 only is accessed, as Triton's
-# coalescing orders it, in the blocked layout of its transpose (chunks along dim 0, up
-# to 16 bytes each), its pointers, mask and ``other`` recomputed per slot in that layout
-# (rules_tiles.rematerialize: aranges, splats, elementwise ops), the values moved to
-# (loads) or from (stores) the tile's own layout through shared memory.
-TRANSPOSED_MAX_BYTES = 48 * 1024        # shared memory of the transpose
-
-
-def transposed_width(lw, op):
-    """Elements per access along dim 0 when ``op`` (a load or store of a 2-D tile
-    contiguous along dim 0 only) takes the transposed access, or None (the planner's
-    decision, plan.py: ``lw.plan.transposed``)."""
-    ty = op.ptr.type
-    if not lw.tuning.transposed_access or lw.sanitize or not lw.vectorize or lw.facts is None \
-            or len(ty.shape) != 2 or _in_loop(op):
-        return None
-    el = ty.element.element
-    (R, C), size = ty.shape, T.mem_size(el)
-    if R * C * size > TRANSPOSED_MAX_BYTES or (not isinstance(el, T.PointerType) and el.kind == "bool"):
-        return None
-    inner = make_layout((C, R), lw.threads, max_vec=max(1, 16 // size))
-    if inner.vec == 1 or not inner.exact:
-        return None
-    w = plan_access(lw.facts, op.ptr, op.mask, CUDA_ACCESS, max_lanes=inner.vec, dim=0).width
-    if w < 2:
-        return None
-    from .rules_tiles import can_rematerialize
-    if not all(v is None or can_rematerialize(lw, v)
-               for v in (op.ptr, op.mask, getattr(op, "other", None))):
-        return None
-    return w
-
-
-def transposed_plan(lw, op):
-    """(layout of the transposed shape, elements per access, [pointer, mask, other]
-    registers in it) for ``op`` when the plan takes its transposed access, or None."""
-    w = lw.plan.transposed.get(op)
-    if w is None:
-        return None
-    (R, C), size = op.ptr.type.shape, T.mem_size(op.ptr.type.element.element)
-    inner = make_layout((C, R), lw.threads, max_vec=max(1, 16 // size))
-    from .rules_tiles import rematerialize
-    idx = [lw.multi_index((C, R), lw.elem_index(inner, s))[::-1] for s in range(inner.nslots)]
-    regs = []
-    for v in (op.ptr, op.mask, getattr(op, "other", None)):
-        r = None if v is None else rematerialize(lw, v, inner, idx)
-        if v is not None and r is None:
-            return None
-        regs.append(r)
-    return inner, w, regs
-
-
-def _in_loop(op) -> bool:
-    b = op.parent
-    while b is not None and b.parent is not None:
-        o = b.parent.parent            # block -> region -> op
-        if isinstance(o, (ops.ForOp, ops.WhileOp)):
-            return True
-        b = getattr(o, "parent", None)
-    return False
-
-
-def _transposed_load(lw, op):
-    got = transposed_plan(lw, op)
-    if got is None:
-        return None
-    from .pipeline import _transpose_tile
-    inner, w, (ptrs, masks, others) = got
-    el = op.ptr.type.element.element
-    others = None if others is None else [_to_mem(lw, v, el) for v in others]
-    t = load_tile(lw, op, Tile(ptrs, inner), masks or [None] * len(ptrs), w, others)
-    return _transpose_tile(lw, t, el, tuple(inner.shape))
-
-
 @RULES.register(ops.LoadOp)
 def _load(lw, op):
     w = lw.plan.access[op]              # elements per access (plan.py)
-    if w == 1:
-        t = _transposed_load(lw, op)
-        if t is not None:
-            return [t]
     ptile = lw.get(op.ptr)
     masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptile.regs)
     if lw.sanitize:
@@ -249,14 +169,13 @@ def _load(lw, op):
     return [out]
 
 
-def load_tile(lw, op, ptile, masks, w, others=None):
-    """``op``'s load through the pointer tile ``ptile`` with per-slot ``masks`` (and
-    ``others``: default ``op.other``'s registers in the blocked layout)."""
+def load_tile(lw, op, ptile, masks, w):
+    """``op``'s load through the pointer tile ``ptile`` with per-slot ``masks`` (masked-off
+    slots take ``op.other``)."""
     el = op.ptr.type.element.element
     mty, size = T.mem_type(el), T.mem_size(el)
     ptrs = ptile.regs
-    if others is None:
-        others = _other_regs(lw, op, el, len(ptrs))
+    others = _other_regs(lw, op, el, len(ptrs))
     evict = getattr(op, "eviction", "")
     out = []
     for s0 in range(0, len(ptrs), w):
@@ -284,39 +203,20 @@ def load_tile(lw, op, ptile, masks, w, others=None):
     return Tile([_to_reg(lw, v, el) for v in out], ptile.layout)
 
 
-def _transposed_store(lw, op):
-    """(layout, pointers, values, masks, width) of ``op`` in the transposed layout."""
-    got = transposed_plan(lw, op)
-    if got is None:
-        return None
-    from ...ir.types import TileType
-    from .rules_tiles import exchange
-    inner, w, (ptrs, masks, _) = got
-    el = op.ptr.type.element.element
-    (R, C), vty = op.ptr.type.shape, op.value.type
-    t = exchange(lw, lw.get(op.value), vty, TileType(vty.element, (C, R)),
-                 lambda idx: lw.flat_index((R, C), [idx[1], idx[0]]), inner)
-    return inner, ptrs, [_to_mem(lw, v, el) for v in t.regs], masks or [None] * len(ptrs), w
-
-
 @RULES.register(ops.StoreOp)
 def _store(lw, op):
     el = op.ptr.type.element.element
     mty, size = T.mem_type(el), T.mem_size(el)
     w = lw.plan.access[op]              # elements per access (plan.py)
-    got = _transposed_store(lw, op) if w == 1 else None
-    if got is not None:
-        lay, ptrs, vals, masks, w = got
-    else:
-        ptile = lw.get(op.ptr)
-        lay = ptile.layout
-        ptrs = ptile.regs
-        vals = [_to_mem(lw, v, el) for v in lw.get(op.value).regs]
-        masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
+    ptile = lw.get(op.ptr)
+    lay = ptile.layout
+    ptrs = ptile.regs
+    vals = [_to_mem(lw, v, el) for v in lw.get(op.value).regs]
+    masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
     if lay is None:   # a scalar store: one thread writes
         masks = [_and(lw, masks[0], lw.b.icmp_unsigned("==", lw.tid, lw.i32(0)))]
     planned = lw.plan.relayout.get(op)  # (layout, decision) planned (plan.py); another layout: none
-    if got is None and planned is not None and planned[0] == lay and planned[1]:
+    if planned is not None and planned[0] == lay and planned[1]:
         lay, ptrs, vals, masks = scatter.relayout(lw, lay, ptrs, vals, masks)
     if lw.sanitize:   # w == 1: checked lanes, each owned copy once
         masks = check_slots(lw, op, ptrs, [_store_owned(lw, lay, s, m) for s, m in enumerate(masks)],

@@ -62,10 +62,9 @@ def _hint(lw, op):
     return [lw.get(op.src)]
 
 
-def exchange(lw, src: Tile, src_ty, dst_ty, src_flat_of, lay=None):
+def exchange(lw, src: Tile, src_ty, dst_ty, src_flat_of):
     """Move elements through shared memory: slot s of the result holds source element
-    ``src_flat_of(dst multi-index)`` (an i32 flat index).  Returns the result Tile, in
-    ``lay`` (default: the blocked layout of ``dst_ty``)."""
+    ``src_flat_of(dst multi-index)`` (an i32 flat index).  Returns the result Tile."""
     el = src_ty.element
     mty, size = T.mem_type(el), T.mem_size(el)
     base = lw.smem(src_ty.numel * size)
@@ -75,7 +74,7 @@ def exchange(lw, src: Tile, src_ty, dst_ty, src_flat_of, lay=None):
         v = lw.b.zext(v, T.I8) if mty == T.I8 and v.type == T.I1 else v
         lw.b.store(v, lw.smem_addr(base, lw.b.mul(e, lw.i32(size)))).align = size
     lw.barrier()
-    lay = lay or lw.layout(dst_ty)
+    lay = lw.layout(dst_ty)
     regs = []
     for s in range(lay.nslots):
         idx = lw.multi_index(dst_ty.shape, lw.elem_index(lay, s))
@@ -175,21 +174,12 @@ def _plan(lw, value, dims, plan, seen) -> bool:
     return True
 
 
-def can_rematerialize(lw, value) -> bool:
-    """Whether :func:`rematerialize` can recompute ``value`` (decided before lowering)."""
-    if not lw.tuning.remat_broadcasts or lw.sanitize:
-        return False
-    return value.op is not None and _plan(lw, value, tuple(range(len(value.type.shape))), [], set())
-
-
-def rematerialize(lw, value, lay=None, idx=None):
+def rematerialize(lw, value):
     """Registers of ``value`` (a broadcast result) in its blocked layout, recomputed
     per slot from its definition -- aranges, constants, scalars and pure elementwise
     ops under broadcasts/expand_dims -- instead of moved through shared memory; the
     same ops on the same operands, so bit-identical.  None when some leaf is a tile
-    that only exists in another layout (loads, reductions, loop-carried values).
-    ``lay``, ``idx``: another layout of ``lay.nslots`` slots and, per slot, the
-    multi-index of ``value``'s element it holds (rules_memory's accesses along dim 0)."""
+    that only exists in another layout (loads, reductions, loop-carried values)."""
     if not lw.tuning.remat_broadcasts or lw.sanitize or getattr(lw, "in_remat", False):
         return None
     ty = value.type
@@ -197,9 +187,8 @@ def rematerialize(lw, value, lay=None, idx=None):
     plan = []
     if not _plan(lw, value, dims, plan, set()) or value.op is None:
         return None
-    if lay is None:
-        lay = lw.layout(ty)
-        idx = [lw.multi_index(ty.shape, lw.elem_index(lay, s)) for s in range(lay.nslots)]
+    lay = lw.layout(ty)
+    idx = [lw.multi_index(ty.shape, lw.elem_index(lay, s)) for s in range(lay.nslots)]
     got = {}
     saved = {}
     lw.in_remat = True

@@ -1,8 +1,7 @@
 """2-D tiles contiguous along dim 0 only (column-major operands, transposed stores) on
-every backend, against numpy.  On CUDA such an access is done in vectors along dim 0 in
-the layout of the transposed tile and moved through shared memory
-(rules_memory.transposed_width, planned in plan.py); masks and ``other`` are recomputed in that layout too.
-The PTX side is in tests/unit/test_cuda_ptx_transposed.py."""
+every backend, against numpy: masks varying along either dimension, ``other`` where masked
+off.  (On CUDA these accesses are per element: moving them in vectors along dim 0 through
+shared memory was slower on the H200, bench/results/transposed_access_h200.json.)"""
 import numpy as np
 import pytest
 
