@@ -4,7 +4,7 @@ Triton 3.6's launcher and torch's static launcher.
 
     python bench/bench_cuda_launch_host.py [--launches 10000] [--out DIR]              # no GPU
     python bench/bench_cuda_launch_host.py --device cuda [--launches 10000] [--out DIR]
-    python bench/bench_cuda_launch_host.py --inductor [--only softmax,gelu] [--out DIR]
+    python bench/bench_cuda_launch_host.py --inductor [--only softmax,gelu] [--profile] [--out DIR]
 
 The kernel is Inductor's shape of a tiny pointwise kernel: ``(in_ptr0, in_ptr1,
 out_ptr0, xnumel, XBLOCK: constexpr)``, one program of 128 elements, launched with
@@ -23,7 +23,8 @@ batches; peers interleaved per batch):
 ``--inductor`` (GPU): bench_torch_compile.py's models through torch.compile with tilejit
 and with real Triton, each call's time split into host time (calls queued behind a GPU
 sleep), the GPU's kernel time (CUPTI) and wall time (back-to-back calls): which rows are
-host-bound, and by how much.
+host-bound, and by how much.  ``--profile`` adds, per model and side, each call's GPU
+kernels (count, device us) and the host's hottest Python functions (cProfile).
 
 Without a GPU (default): the driver is a stub ``libcuda.so.1`` built here with gcc
 (every entry point returns CUDA_SUCCESS at once), so the rows are the host work up to
@@ -307,11 +308,13 @@ def cuda_main(launches: int) -> dict:
 
 
 # ------------------------------------------------------------------ torch.compile rows, split
-def inductor_worker(label: str, only: list) -> None:
+def inductor_worker(label: str, only: list, profile: bool = False) -> None:
     """Per model of bench_torch_compile.py (those whose name holds one of ``only``):
     host_us (calls queued behind a GPU sleep: the host's time per call alone),
     kernel_us (CUPTI: the GPU's time in kernels per call) and wall_us (back-to-back
-    calls, one sync: what bench_torch_compile.py's steady state sees)."""
+    calls, one sync: what bench_torch_compile.py's steady state sees).  With
+    ``profile``: also each call's GPU kernels and the host's hottest Python functions
+    (``PROF`` lines, see :func:`_profile`)."""
     if label == "tilejit":
         import tilejit.compat
         tilejit.compat.install_triton_alias()
@@ -334,6 +337,42 @@ def inductor_worker(label: str, only: list) -> None:
             rec = {"host_us": _host_us(call, torch), "kernel_us": (kernel_ms(call, calls=10) or 0) * 1e3,
                    "wall_us": statistics.median(wall_ms(call, calls=20) for _ in range(10)) * 1e3}
             print("SPLIT " + json.dumps({name: rec}), flush=True)
+            if profile:
+                for line in _profile(call, torch):
+                    print(f"PROF {label} {name} {line}", flush=True)
+
+
+def _profile(call, torch, calls=200, top=14):
+    """Lines: per GPU kernel or copy of a call, its count and device microseconds per
+    call (torch.profiler, 20 calls); then the ``top`` functions by own time over
+    ``calls`` calls (cProfile; microseconds per call, cumulative in brackets)."""
+    import cProfile
+    import pstats
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(20):
+            call()
+        torch.cuda.synchronize()
+    per = {}
+    for e in prof.events():
+        if e.device_type == DeviceType.CUDA:
+            n, t = per.get(e.name, (0, 0.0))
+            per[e.name] = (n + 1, t + e.time_range.elapsed_us())
+    out = [f"gpu {n / 20:4.1f}x {t / 20:8.2f} us  {k[:90]}" for k, (n, t) in sorted(per.items())]
+    pr = cProfile.Profile()
+    pr.enable()
+    for _ in range(calls):
+        call()
+    pr.disable()
+    torch.cuda.synchronize()
+    st = pstats.Stats(pr)
+    rows = sorted(st.stats.items(), key=lambda kv: -kv[1][2])[:top]
+    for (f, line, fn), (_cc, nc, tt, ct, _callers) in rows:
+        where = f"{os.path.basename(f)}:{line}({fn})"[:80]
+        out.append(f"host {tt / calls * 1e6:7.2f} us [{ct / calls * 1e6:7.2f}] x{nc / calls:g}  {where}")
+    return out
 
 
 def _host_us(call, torch, calls=20, reps=10):
@@ -350,7 +389,7 @@ def _host_us(call, torch, calls=20, reps=10):
     return statistics.median(times)
 
 
-def inductor_main(only: list, timeout: float) -> dict:
+def inductor_main(only: list, timeout: float, profile: bool = False) -> dict:
     """The split per model and backend (one worker process each; what a worker
     finished before ``timeout`` seconds is kept)."""
     res = {}
@@ -358,6 +397,7 @@ def inductor_main(only: list, timeout: float) -> dict:
         env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
         env.setdefault("TILEJIT_CACHE_DIR", tempfile.mkdtemp(prefix="tilejit-bench-launch-"))
         cmd = [sys.executable, os.path.abspath(__file__), "--inductor-worker", label, "--only", ",".join(only)]
+        cmd += ["--profile"] if profile else []
         try:
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
             out, err, rc = proc.stdout, proc.stderr, proc.returncode
@@ -367,6 +407,8 @@ def inductor_main(only: list, timeout: float) -> dict:
         if rc:
             print(f"{label} worker exited {rc}:\n{err[-3000:]}", file=sys.stderr)
         for line in out.splitlines():
+            if line.startswith("PROF "):
+                print(line[5:])
             if line.startswith("SPLIT "):
                 for name, rec in json.loads(line[6:]).items():
                     for k, v in rec.items():
@@ -384,6 +426,8 @@ def main(argv=None):
                     help="(cuda) instead: torch.compile rows split into host, kernel and wall time")
     ap.add_argument("--only", default="", help="with --inductor: comma-separated model name parts")
     ap.add_argument("--timeout", type=float, default=300, help="with --inductor: seconds per worker")
+    ap.add_argument("--profile", action="store_true",
+                    help="with --inductor: also each call's GPU kernels and the host's hottest functions")
     ap.add_argument("--triton-stub-worker", default="", help=argparse.SUPPRESS)
     ap.add_argument("--inductor-worker", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -392,9 +436,9 @@ def main(argv=None):
         print(json.dumps(triton_stub_worker(args.triton_stub_worker, args.launches)))
         return
     if args.inductor_worker:
-        return inductor_worker(args.inductor_worker, only)
+        return inductor_worker(args.inductor_worker, only, args.profile)
     if args.inductor:
-        res = inductor_main(only, args.timeout)
+        res = inductor_main(only, args.timeout, args.profile)
     else:
         res = cuda_main(args.launches) if args.device == "cuda" else stub_main(args.launches)
     for k, v in res.items():

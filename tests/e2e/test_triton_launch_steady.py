@@ -68,22 +68,29 @@ def test_repeated_launches_each_see_their_own_values(triton, backend, rng):
 
 
 def test_launches_land_on_the_stream_given(triton, backend, rng):
+    """Launches queued behind a long sleep on a side stream neither wait for it (no launch,
+    not even the first one through the general path, synchronises) nor run before it.
+    The first launch builds the native builtin (an LLVM JIT of ~10 ms on the host), so the
+    sleep must be far longer than that: 200M cycles (~100 ms on an H200) can only have
+    drained by the time of the query if some launch synchronised."""
     if backend != "cuda":
         pytest.skip("streams are a cuda notion")
+    import time
     import torch
     k = _compile(triton, backend)
     x = torch.from_numpy(rng.standard_normal(1 << 16).astype(np.float32)).to("cuda")
+    outs = [torch.zeros_like(x) for _ in range(20)]     # allocated before: no allocator call in the loop
     side = torch.cuda.Stream()
-    outs = []
     torch.cuda.synchronize()
     with torch.cuda.stream(side):
-        torch.cuda._sleep(10_000_000)       # the side stream is busy: a launch queued there waits
-        for i in range(20):
-            out = torch.zeros_like(x)
+        torch.cuda._sleep(200_000_000)       # the side stream is busy: a launch queued there waits
+        t0 = time.perf_counter()
+        for i, out in enumerate(outs):
             k.run(512, 1, 1, side.cuda_stream, k.function, k.packed_metadata, None, None, None,
                   x, out, x.numel(), float(i), i, 128)
-            outs.append(out)
-    assert not side.query()                 # still queued behind the sleep: not the default stream
+        host_s = time.perf_counter() - t0
+    # still queued behind the sleep: no launch synchronised, and they went to ``side``
+    assert not side.query(), f"the side stream drained during 20 launches ({host_s * 1e3:.1f} ms of host time)"
     side.synchronize()
     for i, out in enumerate(outs):
         torch.testing.assert_close(out, x * i + i)

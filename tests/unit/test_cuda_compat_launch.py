@@ -239,3 +239,22 @@ def test_a_grid_outside_32_bits_is_never_wrapped(fake_gpu):
         with pytest.raises(ValueError, match=r"kernel 'scaled_add': grid \(.*\) is outside CUDA's grid"):
             run(*grid, STREAM, *head)
     assert len(rec.calls) == 1
+
+
+def test_no_launch_synchronises(fake_gpu, monkeypatch):
+    """The first launch (general path, which builds the native builtin) and the steady
+    state neither synchronise a stream or context nor call torch's synchronize: a launch
+    queued behind other work on the caller's stream returns at once."""
+    rec, make = fake_gpu
+    syncs = []
+    for name in ("cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize", "cuMemcpyDtoH"):
+        monkeypatch.setattr(_Cu, name, staticmethod(lambda *a, _n=name: syncs.append(_n) or (0,)),
+                            raising=False)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: syncs.append("torch.cuda.synchronize"))
+    ck = _compile(scaled_add, SIG, {"BLOCK": 64})
+    run = make(ck)
+    x, y, out = _tensors()
+    for i in range(3):
+        run(4, 1, 1, STREAM, CALLER_FN, ck.packed_metadata, None, None, None, x, y, out, 64, float(i), 64)
+    assert [c["fn"] for c in rec.calls] == [DEVICE_FN, CALLER_FN, CALLER_FN]
+    assert syncs == []
