@@ -16,7 +16,7 @@ the frontend wraps a user ``@jit`` function into one.
 """
 from __future__ import annotations
 
-from ..ir.types import float32, int1, int32, int64
+from ..ir.types import int1, int32
 from . import core, nonpow2
 from . import semantic as sem
 from . import semantic_tile as st
@@ -150,40 +150,10 @@ def extremum_kind(r, a, b):
 
 
 def nan_extremum(input, axis, kind, keep_dims=False):
-    """``kind`` ("nanmax"/"nanmin") of ``input`` along ``axis``: NaN (``float("nan")``)
-    where the reduced elements hold a NaN, else their max (min), with ``-0.0 < +0.0``.
-    One integer ``tt.reduce`` (as Triton's one ``tt.reduce`` of the combine function):
-    each float becomes its order-preserving integer key (``_order_key``) and every NaN
-    the key beyond the extreme (``INT_MAX`` for max, ``INT_MIN`` for min); the reduced
-    key maps back.  16-bit floats go through float32 (exact)."""
-    el = input.dtype
-    if el.bits not in (16, 32, 64):
-        return _nan_extremum_two(input, axis, kind, keep_dims)
-    x = sem.cast(input, float32) if el.bits == 16 else input
-    ity = int64 if x.dtype.bits == 64 else int32
-    top = 2 ** (ity.bits - 1)
-    nan_key = top - 1 if kind == "nanmax" else -top
-    key = st.where(sem.compare(x, x, "ne"), sem.scalar_constant(nan_key, ity), _order_key(sem.bitcast(x, ity)))
-    k = st.reduce(key, axis, kind[3:], keep_dims)
-    val = sem.bitcast(_order_key(k), x.dtype)
-    out = st.where(sem.compare(k, sem.scalar_constant(nan_key, ity), "eq"),
-                   sem.scalar_constant(float("nan"), x.dtype), val)
-    return sem.cast(out, el) if el.bits == 16 else out
-
-
-def _order_key(bits):
-    """The signed integer whose order is the float order of the bit pattern ``bits``
-    (sign-magnitude to two's complement: negative patterns get their magnitude bits
-    flipped); its own inverse."""
-    ity = bits.dtype
-    mag = sem.scalar_constant(2 ** (ity.bits - 1) - 1, ity)
-    sign = sem.shr(bits, sem.scalar_constant(ity.bits - 1, ity))     # arithmetic: 0 or -1
-    return sem.xor_(bits, sem.and_(sign, mag))
-
-
-def _nan_extremum_two(input, axis, kind, keep_dims):
-    """``nan_extremum`` of other float types: a ``tt.reduce`` max (min), which skips
-    NaN, and a max over ``x != x``."""
+    """``kind`` ("nanmax"/"nanmin") of ``input`` along ``axis``: NaN where the reduced
+    elements hold a NaN, else their max (min): a ``tt.reduce`` max (min), which skips
+    NaN and vectorizes, and a max over ``x != x``.  The sign of a zero result among
+    equal zeros is unspecified, as for ``tl.max``."""
     m = st.reduce(input, axis, kind[3:], keep_dims)
     has_nan = st.reduce(sem.compare(input, input, "ne"), axis, "max", keep_dims)
     return st.where(has_nan, sem.scalar_constant(float("nan"), input.dtype), m)
