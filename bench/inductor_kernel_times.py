@@ -11,7 +11,10 @@ on both sides).  ``--strip-eviction`` (an experiment: what the ``eviction_policy
 which tilejit's CUDA loads ignore, are worth) removes the hints from the loaded text.  Prints,
 per kernel, the config Inductor's autotuner chose and the mean CUDA time per call (CUPTI,
 through torch.profiler, over ``--calls`` calls, L2 not flushed), and writes the chosen
-variant's PTX to ``D/<kernel>.<impl>.ptx``.
+variant's PTX to ``D/<kernel>.<impl>.ptx``.  ``--autotune-log`` prints the autotuner's
+timings of every config with its register count, and the configs with a halved R0_BLOCK
+that Inductor adds where a config's registers limit occupancy (``_dynamic_scale_rblock``:
+a different register count on the two sides gives them different candidates).
 """
 from __future__ import annotations
 
@@ -43,6 +46,9 @@ def main():
     ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--strip-eviction", action="store_true",
                     help="an experiment, not a corpus row: the module's eviction_policy hints removed")
+    ap.add_argument("--autotune-log", action="store_true",
+                    help="print Inductor's autotuner debug lines: every config's time, registers and "
+                         "spills, and the R0_BLOCK halvings its register-occupancy rule adds")
     ap.add_argument("--device", default="cuda", help="cpu: a smoke run of this script (tilejit cpu, smoke sizes)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -58,6 +64,14 @@ def main():
 
     import corpus_inductor as ci
     icfg.compile_threads = 1
+    if a.autotune_log:
+        import logging
+        lg = logging.getLogger("torch._inductor.runtime.triton_heuristics")
+        lg.setLevel(logging.DEBUG)
+        h = logging.StreamHandler(sys.stdout)
+        h.setFormatter(logging.Formatter(f"{a.impl} autotune: %(message)s"))
+        lg.addHandler(h)
+        lg.propagate = False
     fn = ci._cases()[a.case].make()
     cpu = a.device == "cpu"
     inputs = ci._cases()[a.case].inputs() if cpu else ci._big_inputs("cuda")[a.case]()

@@ -152,6 +152,35 @@ def test_nan_propagating_extremum(backend, rng, which, xblock, ncols, R):
     assert np.isnan(out[[1, 2, 6, 7]]).all()
 
 
+def _nan_extremum_ref(x, which):
+    """Rows' NaN-propagating max (min) as bit patterns: float("nan") where a row holds a
+    NaN, else the extreme; a zero result as +0.0 (its sign is unspecified)."""
+    with np.errstate(invalid="ignore"):
+        out = np.where(np.isnan(x).any(1), np.nan, x.max(1) if which == 0 else x.min(1)).astype(x.dtype)
+    return np.where(out == 0, 0, out).astype(x.dtype).view(f"u{x.dtype.itemsize}")
+
+
+@pytest.mark.parametrize("which", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("xblock,ncols,R", [(1, 37, 64), (8, 13, 16)])
+def test_nan_extremum_bits(backend, rng, which, dtype, xblock, ncols, R):
+    """Bit-exact on every backend (float("nan") for a row with a NaN): NaN first, middle,
+    last, alone, negative, all; ties of +-0 (a zero's sign unspecified); infinities."""
+    n = 19
+    x = _special_rows(rng, n, ncols).astype(dtype)
+    x[9, 0] = np.nan
+    x[10, ncols // 2] = np.nan
+    x[11, :] = 0.0
+    x[11, -1] = -0.0
+    x[12, :] = -0.0
+    x[12, 0] = 0.0
+    x[13, 0], x[13, -1] = -np.inf, np.inf
+    out = np.full(n, 7.0, dtype)
+    row_extremum[(-(-n // xblock),)](x, out, n, ncols, XBLOCK=xblock, R=R, WHICH=which)
+    out[out == 0] = 0
+    np.testing.assert_array_equal(out.view(f"u{out.itemsize}"), _nan_extremum_ref(x, which))
+
+
 @pytest.mark.parametrize("xblock,ncols,R", [(1, 64, 64), (8, 13, 16)])
 def test_int_select_max(backend, rng, xblock, ncols, R):
     n = 19
