@@ -6,9 +6,10 @@ TorchInductor kernels, for the cpu backend and for CUDA PTX (no GPU needed).
                                        [--second-process] [--profile NAME] [--out bench/results]
 
 Each sample is a cold compile: ``tilejit.compile`` of a fresh ``tilejit.jit`` object
-with an empty cache directory, so every stage runs.  The process compiles one kernel
-first (not counted) so that imports and LLVM's one-time initialisation are not charged
-to the first row; ``--second-process`` measures those separately (below).
+with an empty cache directory, so every stage runs.  Each case is compiled once first,
+not counted, so that imports (the compiler's modules are imported lazily) and LLVM's
+one-time initialisation are not charged to a row; ``--second-process`` measures those
+separately (below).  Medians of ``--reps``.
 
 Stages (CPU seconds of this process, exclusive: a stage called inside another is
 charged to itself only; the machine is shared, so CPU time is the figure to compare,
@@ -240,6 +241,7 @@ def measure(cases, target, reps, clock, only=""):
             continue
         samples = []
         try:
+            compile_once(fn, sig, cex, warps, div, target, clock)    # untimed: lazy imports
             for _ in range(reps):
                 samples.append(compile_once(fn, sig, cex, warps, div, target, clock))
         except Exception as e:          # one kernel's failure is one row
@@ -283,10 +285,14 @@ def second_process(reps):
     out = {"cold": [], "warm": []}
     for _ in range(reps):
         with tempfile.TemporaryDirectory() as d:
-            env["TILEJIT_CACHE_DIR"] = d
+            script = os.path.join(d, "first_call.py")     # a file: the kernel's source is read back
+            with open(script, "w") as f:
+                f.write(_FIRST_CALL)
+            env["TILEJIT_CACHE_DIR"] = os.path.join(d, "cache")
             for phase in ("cold", "warm"):
-                p = subprocess.run([sys.executable, "-c", _FIRST_CALL], env=env, capture_output=True,
-                                   text=True, check=True)
+                p = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True)
+                if p.returncode:
+                    raise RuntimeError(f"first-call process failed:\n{p.stderr[-2000:]}")
                 out[phase].append(eval(p.stdout.strip().splitlines()[-1]))
     res = {ph: {k: float(statistics.median(s[k] for s in v)) for k in v[0]} for ph, v in out.items()}
     res["python_bytecode_cache"] = not sys.flags.dont_write_bytecode
@@ -343,7 +349,6 @@ def main(argv=None):
         for target in [t for t in args.targets.split(",") if t]:
             kind = target.partition(":")[0]
             cases = tutorial_cases(kind) + inductor_cases(paths, kind, tmp)
-            compile_once(*cases[0][1:], target, clock)              # imports, LLVM start-up
             if args.profile:
                 clock.uninstall()
                 profile(cases, target, args.profile)
