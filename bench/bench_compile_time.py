@@ -33,6 +33,10 @@ later runs: capturing takes ~1 min per case on a loaded 2-core machine).  Each
 ``@triton.jit`` kernel in it is compiled with every config Inductor's heuristics list
 (what its autotuner compiles), for the cpu backend and for PTX.
 
+``warm_cache_cpu_s``: the same compile again with the cache directory the cold compile
+filled (a fresh jit object, so the frontend, passes, analysis and LLVM IR generation run;
+the optimized IR and the object code / PTX come from disk): what a later process pays.
+
 ``--second-process``: the first call of a vector add in a new Python process, with an
 empty cache directory and then again with the directory the first process filled
 (what the on-disk cache saves a second process).
@@ -218,12 +222,13 @@ def inductor_cases(paths, kind, tmp):
 
 
 # ------------------------------------------------------------------ measuring
-def compile_once(fn, sig, cex, warps, div, target, clock):
-    """One cold compile: (total cpu s, total wall s, stage cpu, stage wall)."""
+def compile_once(fn, sig, cex, warps, div, target, clock, cache_dir=None):
+    """One compile of a fresh jit object: (total cpu s, total wall s, stage cpu, stage
+    wall); cold with an empty cache directory, else with ``cache_dir`` as it is."""
     import tilejit
     from tilejit.runtime.options import use_options
     clock.reset()
-    with tempfile.TemporaryDirectory() as d, use_options(cache_dir=d):
+    with tempfile.TemporaryDirectory() as fresh, use_options(cache_dir=cache_dir or fresh):
         c0, w0 = time.process_time(), time.perf_counter()
         tilejit.compile(tilejit.jit(fn.fn if hasattr(fn, "fn") else fn), signature=sig, constexprs=cex,
                         divisible_by_16=div, target=target, num_warps=warps)
@@ -242,20 +247,24 @@ def measure(cases, target, reps, clock, only=""):
         samples = []
         try:
             compile_once(fn, sig, cex, warps, div, target, clock)    # untimed: lazy imports
+            warm = []
             for _ in range(reps):
-                samples.append(compile_once(fn, sig, cex, warps, div, target, clock))
+                with tempfile.TemporaryDirectory() as d:
+                    samples.append(compile_once(fn, sig, cex, warps, div, target, clock, d))
+                    warm.append(compile_once(fn, sig, cex, warps, div, target, clock, d)[0])
         except Exception as e:          # one kernel's failure is one row
             rows.append({"case": label, "target": target, "error": f"{type(e).__name__}: {str(e)[:300]}"})
             print(f"{target:8s} {label}: FAILED {type(e).__name__}: {str(e)[:200]}", flush=True)
             continue
         med = lambda xs: float(statistics.median(xs))
         r = {"case": label, "target": target, "cpu_s": med([s[0] for s in samples]),
-             "wall_s": med([s[1] for s in samples]),
+             "wall_s": med([s[1] for s in samples]), "warm_cache_cpu_s": med(warm),
              "stages_cpu_s": {k: med([s[2][k] for s in samples]) for k in STAGES},
              "stages_wall_s": {k: med([s[3][k] for s in samples]) for k in STAGES}}
         rows.append(r)
         st = " ".join(f"{k}={v * 1e3:.0f}" for k, v in r["stages_cpu_s"].items())
-        print(f"{target:8s} {label:52s} cpu {r['cpu_s']:.3f} s (wall {r['wall_s']:.3f})  ms: {st}", flush=True)
+        print(f"{target:8s} {label:52s} cpu {r['cpu_s']:.3f} s (wall {r['wall_s']:.3f}, warm cache "
+              f"{r['warm_cache_cpu_s']:.3f})  ms: {st}", flush=True)
     return rows
 
 
