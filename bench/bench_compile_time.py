@@ -37,6 +37,11 @@ later runs: capturing takes ~1 min per case on a loaded 2-core machine).  Each
 filled (a fresh jit object, so the frontend, passes, analysis and LLVM IR generation run;
 the optimized IR and the object code / PTX come from disk): what a later process pays.
 
+``--impl triton`` (Triton importable, no alias: ``PYTHONPATH=/opt/tritonsite``): real
+Triton's cold ``triton.compile`` of the same kernels for sm_90, no GPU needed; its CPU
+time includes ptxas (Triton makes a cubin; tilejit stops at PTX, which the driver
+assembles at load).
+
 ``--second-process``: the first call of a vector add in a new Python process, with an
 empty cache directory and then again with the directory the first process filled
 (what the on-disk cache saves a second process).
@@ -312,6 +317,65 @@ def second_process(reps):
     return res
 
 
+def _cpu_with_children() -> float:
+    """CPU seconds of this process and its finished children (Triton runs ptxas)."""
+    import resource
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+class _OfflineDriver:
+    """Real Triton's active driver on a host without a GPU: what the tutorial scripts ask
+    of it at import (a torch device) and the sm_90 target; nothing is launched."""
+
+    def get_active_torch_device(self):
+        return "cpu"
+
+    def get_current_target(self):
+        from triton.backends.compiler import GPUTarget
+        return GPUTarget("cuda", 90, 32)
+
+    def get_current_device(self):
+        return 0
+
+
+def triton_rows(cases, reps, only=""):
+    """Real Triton's cold compile of the same kernels for sm_90 (``--impl triton``: run with
+    Triton importable and no alias, e.g. ``PYTHONPATH=/opt/tritonsite``).  Each sample has
+    a fresh ``TRITON_CACHE_DIR``; its CPU time includes ptxas (Triton makes a cubin)."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    rows = []
+    for label, fn, sig, cex, warps, div in cases:
+        if only and only not in label:
+            continue
+        names = list(fn.arg_names)
+        full = {k: ("constexpr" if k in cex else sig[k]) for k in names if k in sig or k in cex}
+        attrs = {(names.index(k),): [["tt.divisibility", 16]] for k in div}
+        consts = {(names.index(k),): v for k, v in cex.items()}
+        samples = []
+        try:
+            for i in range(reps + 1):                   # the first: imports, untimed
+                with tempfile.TemporaryDirectory() as d:
+                    os.environ["TRITON_CACHE_DIR"] = d
+                    triton.knobs.cache.dir = d
+                    c0, w0 = _cpu_with_children(), time.perf_counter()
+                    triton.compile(ASTSource(fn=fn, signature=full, constexprs=consts, attrs=attrs),
+                                   target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})
+                    if i:
+                        samples.append((_cpu_with_children() - c0, time.perf_counter() - w0))
+        except Exception as e:
+            rows.append({"case": label, "target": "triton:cuda:90", "error": f"{type(e).__name__}: {str(e)[:300]}"})
+            print(f"triton   {label}: FAILED {type(e).__name__}: {str(e)[:200]}", flush=True)
+            continue
+        r = {"case": label, "target": "triton:cuda:90", "cpu_s": float(statistics.median(s[0] for s in samples)),
+             "wall_s": float(statistics.median(s[1] for s in samples))}
+        rows.append(r)
+        print(f"triton   {label:52s} cpu {r['cpu_s']:.3f} s (wall {r['wall_s']:.3f}, with ptxas)", flush=True)
+    return rows
+
+
 def profile(cases, target, only):
     """cProfile of one cold compile of the first case matching ``only``."""
     import cProfile
@@ -339,11 +403,14 @@ def main(argv=None):
     ap.add_argument("--capture-dir", default=os.path.join(tempfile.gettempdir(), "tilejit_bench_inductor"))
     ap.add_argument("--second-process", action="store_true")
     ap.add_argument("--profile", default="", help="cProfile the first case matching this name")
+    ap.add_argument("--impl", choices=("tilejit", "triton"), default="tilejit",
+                    help="triton: real Triton's sm_90 compile of the same kernels (no stencil)")
     ap.add_argument("--tag", default="")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     args = ap.parse_args(argv)
-    from tilejit.compat import install_triton_alias
-    install_triton_alias()
+    if args.impl == "tilejit":
+        from tilejit.compat import install_triton_alias
+        install_triton_alias()
     from bench_cpu import machine_info, save_result
     doc = {**machine_info(), "load_average_before": list(os.getloadavg()),
            "command": "python bench/bench_compile_time.py " + " ".join(argv or sys.argv[1:]),
@@ -352,6 +419,15 @@ def main(argv=None):
         doc["second_process"] = second_process(args.reps)
     names = [] if args.no_inductor else [n for n in args.inductor.split(",") if n]
     paths = capture_inductor(names, args.capture_dir) if names else {}
+    if args.impl == "triton":
+        import triton
+        triton.runtime.driver.set_active(_OfflineDriver())
+        doc["versions"]["triton"] = triton.__version__
+        with tempfile.TemporaryDirectory() as tmp:
+            cases = tutorial_cases("cuda")[:-1] + inductor_cases(paths, "cuda", tmp)   # no stencil
+            doc["results"] = triton_rows(cases, args.reps, args.only)
+        save_result(doc, args.out, "compile-time-triton" + (f"-{args.tag}" if args.tag else ""))
+        return
     clock = StageClock()
     clock.install()
     with tempfile.TemporaryDirectory() as tmp:
