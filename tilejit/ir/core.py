@@ -100,12 +100,15 @@ class Op:
 
     # ---- operand access ------------------------------------------------
     @classmethod
-    def slot_names(cls) -> list[tuple[str, bool, bool]]:
-        """[(name, optional, variadic)] for each declared operand slot."""
-        out = []
-        for s in cls.OPERANDS:
-            out.append((s.strip("*?"), s.endswith("?"), s.startswith("*")))
-        return out
+    def slot_names(cls) -> tuple[tuple[str, bool, bool], ...]:
+        """((name, optional, variadic), ...) for each declared operand slot (worked out
+        once per class and declaration: every pass walks every op's operands)."""
+        memo = cls.__dict__.get("_slot_memo")
+        if memo is None or memo[0] is not cls.OPERANDS:
+            memo = (cls.OPERANDS, tuple((s.strip("*?"), s.endswith("?"), s.startswith("*"))
+                                        for s in cls.OPERANDS))
+            cls._slot_memo = memo
+        return memo[1]
 
     @property
     def operands(self) -> list[Value]:
