@@ -97,3 +97,17 @@ def test_ptxas_rejection_fails_the_launch(monkeypatch, tmp_path):
     with use_options(backend="cpu", ptx_check="80", cache_dir=str(tmp_path)):
         with pytest.raises(ptx_check.PtxCheckError, match=r"scale_add: ptxas rejected the PTX for sm_80"):
             _launch(block=16)
+
+
+@pytest.mark.skipif(tgt.find_ptxas() is None, reason="ptxas not installed")
+def test_accepted_ptx_is_not_assembled_again(monkeypatch, tmp_path):
+    calls = []
+    real = tgt.ptxas
+    monkeypatch.setattr(tgt, "ptxas", lambda ptx, arch=90, verbose=False: calls.append(arch) or real(ptx, arch))
+    with use_options(backend="cpu", ptx_check="80", cache_dir=str(tmp_path)):
+        scale_add.cache.clear()
+        _launch(block=8)
+        scale_add.cache.clear()     # compiled again (a new process would): same PTX, ptxas not run
+        _launch(block=8)
+        _launch(block=4)            # other PTX: assembled
+    assert calls == [80, 80]

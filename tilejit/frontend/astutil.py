@@ -27,8 +27,7 @@ def parse_function(jitfn) -> ast.FunctionDef:
     fndef = next((n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if fndef is None:
         raise ValueError(f"no function definition found in the source of {jitfn.__name__}")
-    fndef = copy.deepcopy(fndef)
-    fndef.body = rewrite_returns(fndef.body)
+    fndef.body = rewrite_returns(fndef.body)     # a fresh tree: ast.parse made it (no copy needed)
     try:
         _PARSED[jitfn] = (jitfn.src, fndef)
     except TypeError:

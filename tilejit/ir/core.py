@@ -100,12 +100,15 @@ class Op:
 
     # ---- operand access ------------------------------------------------
     @classmethod
-    def slot_names(cls) -> list[tuple[str, bool, bool]]:
-        """[(name, optional, variadic)] for each declared operand slot."""
-        out = []
-        for s in cls.OPERANDS:
-            out.append((s.strip("*?"), s.endswith("?"), s.startswith("*")))
-        return out
+    def slot_names(cls) -> tuple[tuple[str, bool, bool], ...]:
+        """((name, optional, variadic), ...) for each declared operand slot (worked out
+        once per class and declaration: every pass walks every op's operands)."""
+        memo = cls.__dict__.get("_slot_memo")
+        if memo is None or memo[0] is not cls.OPERANDS:
+            memo = (cls.OPERANDS, tuple((s.strip("*?"), s.endswith("?"), s.startswith("*"))
+                                        for s in cls.OPERANDS))
+            cls._slot_memo = memo
+        return memo[1]
 
     @property
     def operands(self) -> list[Value]:
@@ -251,6 +254,22 @@ class Function:
         return self.body.walk()
 
 
+class _Rules(dict):
+    """A rule table's dict; any change forgets the table's resolved lookups."""
+
+    def __init__(self, resolved: dict):
+        super().__init__()
+        self._resolved = resolved
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        self._resolved.clear()
+
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        self._resolved.clear()
+
+
 class RuleTable:
     """A table from op class to a rule (interpreter, analysis, lowering, ...).
 
@@ -261,7 +280,8 @@ class RuleTable:
 
     def __init__(self, what: str):
         self.what = what
-        self.rules: dict[type, Callable] = {}
+        self._resolved: dict[type, Callable] = {}     # op class -> rule found through its MRO
+        self.rules: dict[type, Callable] = _Rules(self._resolved)
 
     def register(self, *op_classes):
         def deco(fn):
@@ -271,9 +291,13 @@ class RuleTable:
         return deco
 
     def lookup(self, op_cls: type) -> Callable:
+        rule = self._resolved.get(op_cls)
+        if rule is not None:
+            return rule
         for klass in op_cls.__mro__:
             rule = self.rules.get(klass)
             if rule is not None:
+                self._resolved[op_cls] = rule
                 return rule
         raise NotImplementedError(f"{self.what}: no rule for op '{op_cls.name}'")
 

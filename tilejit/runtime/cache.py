@@ -530,3 +530,32 @@ def cpu_compile_cached(llir: str, tm, options=None, cache=None):
     engine.finalize_object()
     engine.run_static_constructors()
     return engine, llir_opt
+
+
+# ---------------------------------------------------------------------------
+# the CUDA backend's hook: optimized LLVM IR and PTX from disk
+# ---------------------------------------------------------------------------
+def ptx_compile_cached(llir: str, arch: int, arch_specific: bool = False, cache=None) -> tuple[str, str]:
+    """``backends.cuda.target.llvm_to_ptx(llir, arch, arch_specific)`` -- (optimized LLVM
+    IR, PTX) -- reusing the texts an earlier compile of the same module stored.
+
+    The key is the unoptimized IR text (it embeds the kernel, its specialization and
+    every lowering decision), the target, tilejit's source fingerprint and llvmlite's
+    version: LLVM's O3 pipeline and the NVPTX code generator (most of a CUDA compile:
+    0.1-2 s of CPU for the tutorial kernels) then run once per module and machine."""
+    import llvmlite
+    from .. import __version__
+    from ..backends.cuda import target as tgt
+    cache = cache or get_cache()
+    key = make_key("tilejit-ptx", __version__, compiler_fingerprint(), llvmlite.__version__, llir,
+                   int(arch), bool(arch_specific))
+    stored = cache.get(key, namespace="ptx")
+    if stored is not None:
+        try:
+            entry = json.loads(stored.decode())
+            return entry["llir_opt"], entry["ptx"]
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):   # unreadable: rebuild it
+            cache.delete(key, namespace="ptx")
+    opt, ptx = tgt.llvm_to_ptx(llir, arch, arch_specific)
+    cache.put(key, json.dumps({"llir_opt": opt, "ptx": ptx}).encode(), namespace="ptx")
+    return opt, ptx

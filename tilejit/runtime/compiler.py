@@ -7,6 +7,8 @@ each stage's name ('ttir', the canonicalised 'ttir_opt' where passes exist,
 """
 from __future__ import annotations
 
+from collections import ChainMap
+
 from ..ir.types import dtype_from_name
 from .entry import user_entry
 from ..analysis.explain import print_explanation
@@ -91,7 +93,7 @@ def compile(fn, signature=None, constexprs=None, divisible_by_16=(), equal_to_1=
     kernel = get_backend(kind).compile(func, options)
     if options.explain:                                   # TILEJIT_EXPLAIN=1
         print_explanation(kernel, func)
-    asm = dict(stages)
-    asm.update(getattr(kernel, "asm", {}) or {})
-    kernel.asm = asm
+    # the backend's stages win over the frontend's; nothing is forced (the CPU
+    # backend's 'asm' costs a second code generation and is made on first access)
+    kernel.asm = ChainMap({}, getattr(kernel, "asm", None) or {}, stages)
     return kernel

@@ -50,8 +50,26 @@ def check_cuda_ptx(build, options, name: str) -> list:
                                 f"({type(e).__name__}: {e})") from e
         if tgt.find_ptxas():
             try:
-                tgt.ptxas(ptx, arch)
+                _assemble_once(ptx, arch)
             except RuntimeError as e:
                 raise PtxCheckError(f"{name}: ptxas rejected the PTX for sm_{arch}: {e}") from e
         texts.append(ptx)
     return texts
+
+
+def _assemble_once(ptx: str, arch: int) -> None:
+    """``ptxas(ptx, arch)``, skipped when this ptxas binary accepted this exact text
+    before (a verdict kept in the disk cache, namespace ``ptxas-ok``: ptxas is a
+    subprocess of 0.06-0.12 s per kernel and architecture, paid by every CPU compile of
+    the test suite).  Rejections are not kept: they raise every time."""
+    import os
+    from ..backends.cuda import target as tgt
+    from .cache import get_cache, make_key
+    exe = tgt.find_ptxas()
+    st = os.stat(exe)
+    key = make_key("tilejit-ptxas-ok", os.path.realpath(exe), st.st_size, st.st_mtime_ns, int(arch), ptx)
+    cache = get_cache()
+    if cache.get(key, namespace="ptxas-ok") == b"ok":
+        return
+    tgt.ptxas(ptx, arch)
+    cache.put(key, b"ok", namespace="ptxas-ok")

@@ -221,7 +221,8 @@ class CudaBackend(Backend):
         lw, facts, bound = self.lower(func, options, bounded)
         arch, num_warps = lw.arch, lw.num_warps
         _check_shared_memory(func, arch, lw.smem_bytes)
-        opt, ptx = tgt.llvm_to_ptx(lw.text, arch, lw.arch_specific)
+        from ...runtime.cache import ptx_compile_cached     # LLVM + NVPTX, once per module (disk cache)
+        opt, ptx = ptx_compile_cached(lw.text, arch, lw.arch_specific)
         from .plan import plan_notes, print_plan
         asm = {"ttir": _printer(func), "cuda-plan": print_plan(lw), "llir": lw.text, "llir_opt": opt, "ptx": ptx}
         kernel = CudaKernel(func.name, func, asm, arch, num_warps, lw.smem_bytes)

@@ -130,7 +130,7 @@ class CompiledKernel:
         self.src, self.kernel, self.signature = src, kernel, signature
         self.metadata = self.packed_metadata = metadata
         self.name, self.hash = metadata.name, metadata.hash
-        self.asm = dict(getattr(kernel, "asm", {}) or {})
+        self.asm = getattr(kernel, "asm", None) or {}     # lazy: 'asm' on the cpu costs a codegen
         self.module = self.function = self._run = None
         self.n_regs = self.n_spills = self.n_max_threads = None
 
