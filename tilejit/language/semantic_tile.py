@@ -742,6 +742,23 @@ def sort(x, dim=None, descending=False):
     return x
 
 
+def topk(x, k, dim=None):
+    """The ``k`` largest elements of ``x`` along its last dimension, largest first
+    (Triton's ``tl.topk``: ``k`` a power of two at most that dimension's length);
+    the first ``k`` of a descending sort, bit-exact."""
+    x = to_tensor(x)
+    rank = len(x.shape)
+    if rank == 0:
+        raise ValueError("topk needs a tile")
+    if dim is not None and dim % rank != rank - 1:
+        raise ValueError("only minor dimension is currently supported")
+    if not _is_int(k) or k < 1 or k & (k - 1) or k > x.shape[-1]:
+        raise ValueError(f"topk: k must be a power of two in [1, {x.shape[-1]}] (the last "
+                         f"dimension's length), got {k!r}")
+    from .nonpow2 import first_last
+    return first_last(sort(x, None, True), k)
+
+
 def _bitonic_stage(x, lead, n, k, j, descending):
     groups = n // (2 * j)
     r = len(lead)
