@@ -5,10 +5,11 @@ codec shared by the interpreter and by constant folding in the backends.
 Values are stored as uint8 bit patterns.  Conversions go through float32 (exact for
 every fp8 value and for fp16/bf16 inputs, so one rounding happens):
 
-* float32 -> fp8 rounds to nearest even.  e5m2 follows IEEE: finite overflow and
-  +-inf give +-inf, NaN gives NaN (0x7E | sign).  e4m3fn has no infinity and, like
-  Triton's ``cvt.rn.satfinite`` lowering, saturates finite overflow and +-inf to
-  +-448 (0x7E | sign); NaN gives 0x7F | sign.  e4b15 is e4m3fn with bias 15 (max 1.75).
+* float32 -> fp8 rounds to nearest even and, like Triton's ``cvt.rn.satfinite``
+  lowering on sm_90 (its test_typeconvert_downcast_clamping), saturates finite
+  overflow and +-inf to the largest finite value: +-57344 (0x7B | sign) for e5m2,
+  +-448 (0x7E | sign) for e4m3fn, which has no infinity.  NaN gives NaN (e5m2:
+  0x7E | sign, e4m3fn: 0x7F | sign).  e4b15 is e4m3fn with bias 15 (max 1.75).
   The fnuz formats (e4b8, e5b16) have no infinity and no negative zero: every code
   but 0x80 (their one NaN) is finite; overflow, +-inf and NaN give 0x80 (as torch and
   LLVM's APFloat convert), and a result that rounds to zero is +0.
@@ -28,7 +29,7 @@ class Fp8Format:
     mbits: int
     bias: int
     ieee: bool          # True: inf/NaN at exponent all-ones (e5m2); False: e4m3fn
-    max_code: int       # largest finite magnitude code (saturation target / inf code)
+    max_code: int       # largest finite magnitude code (saturation target)
     nan_code: int       # quiet NaN code written for NaN inputs (without sign)
     fnuz: bool = False  # no -0: 0x80 is the only NaN, every other code finite
 
@@ -37,7 +38,7 @@ class Fp8Format:
         return 1 - self.bias
 
 
-E5M2 = Fp8Format("fp8e5", 5, 2, 15, True, 0x7C, 0x7E)      # 0x7C is +inf for e5m2
+E5M2 = Fp8Format("fp8e5", 5, 2, 15, True, 0x7B, 0x7E)      # 0x7C (+inf) is never produced
 E4M3FN = Fp8Format("fp8e4nv", 4, 3, 7, False, 0x7E, 0x7F)
 E4M3B15 = Fp8Format("fp8e4b15", 4, 3, 15, False, 0x7E, 0x7F)
 E4M3FNUZ = Fp8Format("fp8e4b8", 4, 3, 8, False, 0x7F, 0x80, fnuz=True)

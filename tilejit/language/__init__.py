@@ -8,7 +8,7 @@ from .core import (constexpr, const, tensor, dtype, pointer_type, block_type, vo
                    float8e5, float8e4nv, float8e4b15, float8e4b8, float8e5b16, is_builtin, PropagateNan,
                    constexpr_type)
 from .standard import (program_id, num_programs, arange, full, zeros, zeros_like, full_like, to_tensor,
-                       cast, broadcast_to, broadcast, reshape, view, ravel, expand_dims, permute, trans, join, split, interleave, cat, flip, sort,
+                       cast, broadcast_to, broadcast, reshape, view, ravel, expand_dims, permute, trans, join, split, interleave, cat, flip, sort, topk,
                        load, store, where, minimum, maximum, clamp, cdiv, sigmoid, softmax, add, sub, mul,
                        fdiv, reduce, map_elementwise, cumsum, sum, max, min, argmax, argmin, xor_sum, dot, dot_scaled, multiple_of, max_contiguous,
                        max_constancy, assume, debug_barrier, range, condition, static_range, static_assert, static_print,

@@ -412,16 +412,7 @@ def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise
         raise ValueError(f"input_precision must be one of {_PRECISIONS}, got {input_precision!r}")
     if el.is_fp8() and max_num_imprecise_acc is not None and max_num_imprecise_acc > a.shape[1]:
         raise ValueError(f"max_num_imprecise_acc ({max_num_imprecise_acc}) must be <= K ({a.shape[1]})")
-    if el.is_int():
-        ret = int32
-    elif el is float64:
-        ret = float64
-    else:
-        ret = out_dtype
-        if ret not in (float32, float16, bfloat16, float64):
-            raise TypeError(f"dot out_dtype must be a float type, got {ret}")
-        if ret is not float32 and ret != el:
-            raise TypeError(f"dot out_dtype {ret} is only supported for {ret} inputs")
+    ret = _dot_result_type(el, out_dtype)
     m, n = a.shape[0], b.shape[1]
     if acc is None:
         acc = scalar_constant(0, ret, (m, n))
@@ -437,6 +428,24 @@ def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise
         input_precision = "ieee"
     return _emit(ops.DotOp, a=a.handle, b=b.handle, acc=acc.handle, input_precision=input_precision,
                  max_num_imprecise_acc=max_num_imprecise_acc)
+
+
+def _dot_result_type(el, out_dtype):
+    """Triton's rule: int32 for integer operands, float64 for float64, float32 for
+    float32/bfloat16 (``out_dtype`` ignored), ``out_dtype`` (float16 or float32) for
+    float16 and fp8 operands; ``out_dtype=bfloat16`` is an error."""
+    if el.is_int():
+        return int32
+    if out_dtype == bfloat16:
+        raise ValueError("out_dtype=bfloat16 is unsupported. Please use out_dtype=float32/float16 and "
+                         "cast with `.to(tl.bfloat16)`")
+    if el is float64:
+        return float64
+    if el in (float32, bfloat16):
+        return float32
+    if out_dtype not in (float32, float16):
+        raise TypeError(f"dot out_dtype must be float16 or float32 for {el} operands, got {out_dtype}")
+    return out_dtype
 
 
 def _bf16_parts(x, k):
@@ -731,6 +740,23 @@ def sort(x, dim=None, descending=False):
             j //= 2
         k *= 2
     return x
+
+
+def topk(x, k, dim=None):
+    """The ``k`` largest elements of ``x`` along its last dimension, largest first
+    (Triton's ``tl.topk``: ``k`` a power of two at most that dimension's length);
+    the first ``k`` of a descending sort, bit-exact."""
+    x = to_tensor(x)
+    rank = len(x.shape)
+    if rank == 0:
+        raise ValueError("topk needs a tile")
+    if dim is not None and dim % rank != rank - 1:
+        raise ValueError("only minor dimension is currently supported")
+    if not _is_int(k) or k < 1 or k & (k - 1) or k > x.shape[-1]:
+        raise ValueError(f"topk: k must be a power of two in [1, {x.shape[-1]}] (the last "
+                         f"dimension's length), got {k!r}")
+    from .nonpow2 import first_last
+    return first_last(sort(x, None, True), k)
 
 
 def _bitonic_stage(x, lead, n, k, j, descending):

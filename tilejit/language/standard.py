@@ -189,6 +189,13 @@ def sort(x, dim=None, descending=False):
 
 
 @builtin
+def topk(x, k, dim=None):
+    """The ``k`` largest elements of ``x`` along its last dimension, largest first
+    (``k``: a power of two, at most that dimension's length)."""
+    return st.topk(x, k, dim)
+
+
+@builtin
 def interleave(a, b):
     """Interleave ``a`` and ``b`` along their last dimension."""
     return st.interleave(a, b)

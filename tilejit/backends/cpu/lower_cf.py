@@ -86,7 +86,7 @@ class _Carried:
             else:
                 a = ctx.alloca(storage_type(t.element), t.numel)
                 bb = ctx.alloca(storage_type(t.element), t.numel)
-                ctx.get(v).materialize_into(ctx, a, order) if isinstance(ctx.get(v), Tile) else None
+                _into(ctx, ctx.get(v), t, a, order) if isinstance(ctx.get(v), Tile) else None
                 self.bufs.append((a, bb))
         self.init_vals = [ctx.get(v) if t.is_scalar else None for t, v in zip(types, inits)]
 
@@ -153,8 +153,8 @@ class _Carried:
 
 
 def _into(ctx, rep, t, ptr, order=None):
-    if isinstance(rep, Tile):
-        rep.materialize_into(ctx, ptr, order)
+    if isinstance(rep, Tile):       # (dot tiles take no order: carried_order gives them None)
+        rep.materialize_into(ctx, ptr, order) if order is not None else rep.materialize_into(ctx, ptr)
     else:   # a scalar yielded for a tile slot cannot happen (types match); be safe
         raise LoweringError("scalar value yielded for a tile")
 

@@ -1,7 +1,7 @@
 """fp8 (e5m2 / e4m3fn / e4b15 / e4m3fnuz / e5m2fnuz) <-> float32 conversions as integer bit manipulation on llvmlite
 values (scalars or vectors); shared by the CPU and CUDA backends.  fp8 values are i8
-bit patterns.  Semantics as in :mod:`tilejit.ir.fp8` (round to nearest even; e5m2
-overflows to inf, e4m3fn saturates to +-448; NaN stays NaN); decoding is exact.
+bit patterns.  Semantics as in :mod:`tilejit.ir.fp8` (round to nearest even; overflow and +-inf
+saturate to the largest finite value, as Triton's satfinite; NaN stays NaN); decoding is exact.
 """
 from __future__ import annotations
 
