@@ -50,6 +50,8 @@ class CudaTuning:
     rotate_scalar_loads: bool = True    # a region loop's strided computed-pointer loads rotated a tile ahead
     kmajor_b: bool = True               # a region dot's B, contiguous along K, loaded transposed and staged K-major
     index_tiles: bool = True            # 2-D aranges/splats/constants (causal masks) computed in the region layout
+    # rules_mma.py: loop-free dots
+    kmajor_operands: bool = True        # a column-major fp16/bf16 operand loaded in vectors along dim 0, staged transposed
     # rules_tiles.py
     remat_broadcasts: bool = True       # a broadcast's registers recomputed in its layout (False: shared memory)
     # rules_wgmma.py

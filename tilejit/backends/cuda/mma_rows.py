@@ -421,18 +421,8 @@ def kmajor_width(lw, for_op, plan, ld, sl):
         return 0
     if any(lw.forced_ml[o].nt % 2 for o in uses):
         return 0
-    info = lw.axis(ld.ptr)
-    if info is None:
-        return 0
-    R, C = ld.ptr.type.shape
-    el = ld.ptr.type.element.element
-    size = T.mem_size(el)
-    lay = lw.layout((C, R))
-    contig, div = info.contiguity[0], info.divisibility[0]
-    w = min(lay.vec, contig, max(1, 16 // size))
-    while w > 1 and (div % (w * size) or R % w or contig % w or lay.vec % w):
-        w //= 2
-    return w if w > 1 else 0
+    from .rules_memory import dim0_width
+    return dim0_width(lw, ld)
 
 
 def transposed_to_flat(lw, tile, value_shape, el):

@@ -37,7 +37,8 @@ from .hoist_loads import hoist_branch_loads
 from .pipeline import _PTR_OK, IterSlice, _slice, plan_prefetch
 from .remat import start as remat_start
 from .rules_memory import vector_width
-from .rules_mma import _uses, plan_for_dot, plan_half_acc, row_scaled_acc, widen_operand_chunks
+from .rules_mma import (_uses, plan_for_dot, plan_half_acc, plan_kmajor_loads, row_scaled_acc,
+                        widen_operand_chunks)
 from .rules_reduce import plan_siblings, reduce_strategy
 from .scatter import wants_relayout
 
@@ -93,6 +94,7 @@ class CudaPlan:
     """The decisions for one kernel (``lw.plan``), keyed by the tile-IR ops they are for."""
     loops: dict = field(default_factory=dict)       # scf.for -> LoopPlan
     access: dict = field(default_factory=dict)      # load / store -> elements per access
+    kmajor: dict = field(default_factory=dict)      # loop-free load -> elements per access along dim 0, loaded transposed
     dots: dict = field(default_factory=dict)        # tt.dot -> MmaLayout (mma.sync) or None (FMA)
     half_acc: dict = field(default_factory=dict)    # FMA tt.dot -> MmaLayout: fp16/bf16 accumulator on mma
     reductions: dict = field(default_factory=dict)  # tt.reduce -> (source Layout, (strategy, lanes))
@@ -146,6 +148,7 @@ def plan_kernel(lw) -> CudaPlan:
             lay = lw.layout(o.src.type)
             p.reductions[o] = (lay, reduce_strategy(lw, o, lay))
     p.fused = plan_siblings(lw, p.reductions, region, set())   # one exchange across warps
+    p.kmajor = plan_kmajor_loads(lw, p.dots, p.a_regs)          # column-major dot operands
     return p
 
 
@@ -398,6 +401,9 @@ def print_plan(lw) -> str:
             name = "tt.load" if isinstance(o, ops.LoadOp) else "tt.store"
             lines.append(f"  {name} {_access_ty(o)} at {_loc(o)}: width {p.access[o]}"
                          + (" (masked)" if o.mask is not None else ""))
+            if o in p.kmajor:
+                lines.append(f"    transposed: {p.kmajor[o]} elements per access along dim 0, "
+                             "staged transposed for its dots (rules_mma.plan_kmajor_loads)")
             if o in p.relayout and p.relayout[o][1]:
                 lines.append("    scattered: moved to one element per thread first (scatter.py)")
     if p.remat is not None:

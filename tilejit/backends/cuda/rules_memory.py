@@ -37,6 +37,36 @@ def vector_width(lw, op, ptr_value, mask_value, el) -> int:
     return plan_access(lw.facts, ptr_value, mask_value, CUDA_ACCESS, max_lanes=lay.vec).width
 
 
+def dim0_width(lw, ld) -> int:
+    """Elements per access when the 2-D load ``ld`` is read transposed -- in the blocked
+    layout of the reversed shape, in vectors along its dim 0 -- where its pointer is
+    contiguous and aligned along dim 0 (0: fewer than two)."""
+    info = lw.axis(ld.ptr) if lw.facts is not None and lw.vectorize and not lw.sanitize else None
+    if info is None or len(ld.ptr.type.shape) != 2:
+        return 0
+    R, C = ld.ptr.type.shape
+    size = T.mem_size(ld.ptr.type.element.element)
+    lay = lw.layout((C, R))
+    contig, div = info.contiguity[0], info.divisibility[0]
+    w = min(lay.vec, contig, max(1, 16 // size))
+    while w > 1 and (div % (w * size) or R % w or contig % w or lay.vec % w):
+        w //= 2
+    return w if w > 1 else 0
+
+
+def _load_transposed(lw, op, w):
+    """A load planned transposed (plan.kmajor): its pointer recomputed per slot in the
+    blocked layout of the reversed shape (rules_tiles.rematerialize), ``w`` elements per
+    access along dim 0; a mma_rows.TransposedLayout tile (the dot stages it so)."""
+    from .mma_rows import TransposedLayout
+    from .rules_tiles import rematerialize
+    R, C = op.ptr.type.shape
+    lay = lw.layout((C, R))
+    regs = rematerialize(lw, op.ptr, trans=True)
+    t = load_tile(lw, op, Tile(regs, lay), [None] * len(regs), w)
+    return Tile(t.regs, TransposedLayout(lay))
+
+
 def _store_owned(lw, lay, slot, mask):
     own = lw.owned(lay, slot)
     if own is None:
@@ -158,6 +188,8 @@ def _other_regs(lw, op, el, n):
 
 @RULES.register(ops.LoadOp)
 def _load(lw, op):
+    if op in lw.plan.kmajor:            # read transposed, only by dots (plan.py)
+        return [_load_transposed(lw, op, lw.plan.kmajor[op])]
     w = lw.plan.access[op]              # elements per access (plan.py)
     ptile = lw.get(op.ptr)
     masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptile.regs)

@@ -120,6 +120,47 @@ def widened_layout(shape, threads, size, current):
     return None
 
 
+def plan_kmajor_loads(lw, dots, a_regs) -> dict:
+    """{load: elements per access} of a loop-free dot kernel's 2-D fp16/bf16 loads read
+    only by mma dots (``dots``: tt.dot -> MmaLayout; as A or B, an even n-tile count, A
+    not from registers: ``a_regs``) whose pointer is contiguous along dim 0 only (a
+    column-major operand): loaded transposed, in vectors along dim 0
+    (rules_memory.dim0_width; the pointer recomputed per slot in the layout of the
+    reversed shape: rules_tiles.rematerialize), and staged so by :func:`lower_dot_mma`
+    (A M-major, read by ``ldmatrix.trans``; B K-major, by plain ``ldmatrix``) -- as
+    Triton moves a column-major operand.  ``CudaTuning.kmajor_operands``."""
+    from .rules_memory import dim0_width
+    from .rules_tiles import can_rematerialize
+    if not lw.tuning.kmajor_operands or chunk_element_sizes(lw.func) is None:
+        return {}
+    users, shapes = {}, set()
+    for o in lw.func.walk():
+        for x in o.operands:
+            users.setdefault(id(x), []).append(o)
+        shapes.update(tuple(r.type.shape) for r in o.results if getattr(r.type, "shape", None))
+    out = {}
+    for ld in lw.func.walk():
+        if (not isinstance(ld, ops.LoadOp) or ld.mask is not None or ld.other is not None
+                or len(ld.ptr.type.shape) != 2 or T.mem_size(ld.ptr.type.element.element) != 2):
+            continue
+        uses = users.get(id(ld.result), [])
+        if not uses or any(not isinstance(o, ops.DotOp) or dots.get(o) is None or o in a_regs
+                           or dots[o].nt % 2 or o.acc is ld.result for o in uses):
+            continue
+        info = lw.axis(ld.ptr)
+        if info is None or info.contiguity[1] > 1:
+            continue
+        rev = tuple(reversed(ld.ptr.type.shape))
+        if rev not in shapes:       # a shape of its own: 16-byte chunks (widen_operand_chunks)
+            lay = widened_layout(rev, lw.threads, 2, lw.layout(rev))
+            if lay is not None:
+                lw._layouts[rev] = lay
+        w = dim0_width(lw, ld)
+        if w and can_rematerialize(lw, ld.ptr, trans=True):
+            out[ld] = w
+    return out
+
+
 def plan_for_dot(lw, dot_op):
     forced = lw.forced_ml.get(dot_op)     # mma_rows: a row region's dots
     if forced is not None:
@@ -325,20 +366,22 @@ def lower_dot_mma(lw, op, ml: MmaLayout, acc: Tile | None = None) -> Tile:
     afr = register_a(lw, op, ml) if planned else None
     if afr is not None:
         return _dot_register_a(lw, op, ml, afr)
-    a, b_ = lw.get(op.a), lw.get(op.b)
+    (a, a_t), (b_, b_t) = _operand(lw, op.a), _operand(lw, op.b)
     if acc is None:
         acc = _scaled_acc(lw, op, ml) if op.acc.op in lw.deferred else to_mma(lw, lw.raw(op.acc), ml)
     (M, K), (_, N) = op.a.type.shape, op.b.type.shape
-    sa, sb = K + PAD, N + PAD
-    boff = (M * sa * 2 + 15) // 16 * 16
-    base = lw.smem(boff + K * sb * 2)
+    sa, sb = (M if a_t else K) + PAD, (K if b_t else N) + PAD     # halves per staged row
+    boff = ((K if a_t else M) * sa * 2 + 15) // 16 * 16
+    base = lw.smem(boff + (N if b_t else K) * sb * 2)
     lw.barrier()
     _stage(lw, base, 0, a, sa)
     _stage(lw, base, boff, b_, sb)
     lw.barrier()
     kind = "f16" if op.a.type.element.name == "fp16" else "bf16"
     if ml.nt % 2 == 0:
-        return Tile(_ldmatrix_dot(lw, ml, kind, (M, K, N), base, boff, list(acc.regs)), ml)
+        return Tile(_ldmatrix_dot(lw, ml, kind, (M, K, N), base, boff, list(acc.regs),
+                                  b_kmajor=b_t, a_mmajor=a_t), ml)
+    assert not (a_t or b_t), "plan_kmajor_loads: transposed operands need an even n-tile count"
     b = lw.b
     g, t = b.lshr(lw.lane, lw.i32(2)), b.and_(lw.lane, lw.i32(3))
     wr, wc = b.udiv(lw.warp, lw.i32(ml.wn)), b.urem(lw.warp, lw.i32(ml.wn))
@@ -369,6 +412,16 @@ def lower_dot_mma(lw, op, ml: MmaLayout, acc: Tile | None = None) -> Tile:
                 i = (mi * ml.nt + ni) * 4
                 regs[i:i + 4] = _mma(lw, kind, afr[mi], bfr[ni], regs[i:i + 4])
     return Tile(regs, ml)
+
+
+def _operand(lw, value):
+    """(blocked tile, transposed): a dot operand loaded transposed (plan_kmajor_loads)
+    is staged as its transpose, from the blocked tile of the reversed shape."""
+    from .mma_rows import TransposedLayout
+    t = lw.raw(value)
+    if isinstance(t.layout, TransposedLayout):
+        return Tile(t.regs, t.layout.inner), True
+    return lw.get(value), False
 
 
 def plan_half_acc(lw, op):
@@ -418,14 +471,22 @@ def _dot_register_a(lw, op, ml, afr):
     return Tile(_ldmatrix_dot(lw, ml, kind, (M, K, N), base, 0, list(acc.regs), afr, kmajor), ml)
 
 
-def _a_reader(lw, ml, M, K, base):
+def _a_reader(lw, ml, M, K, base, mmajor=False):
     """ks -> [mi] A fragments (4 i32) of a padded row-major (M, K) staging at ``base``
-    (rows K+PAD halves), read by ``ldmatrix.x4`` when called."""
+    (rows K+PAD halves), read by ``ldmatrix.x4`` when called; ``mmajor``: of a (K, M)
+    staging (rows M+PAD halves), read by ``ldmatrix.x4.trans``."""
     from .rules_wgmma import ldmatrix_at, shared_addr
     b = lw.b
-    sa = (K + PAD) * 2
     wr = b.udiv(lw.warp, lw.i32(ml.wn))
     q, lr = b.lshr(lw.lane, lw.i32(3)), b.and_(lw.lane, lw.i32(7))
+    if mmajor:      # matrix q: m-half q&1, k-half q>>1; lane row lr = k within the half
+        sa = (M + PAD) * 2
+        a_m = b.add(b.mul(wr, lw.i32(M // ml.wm)), b.mul(b.and_(q, lw.i32(1)), lw.i32(8)))
+        a_k = b.add(lr, b.mul(b.lshr(q, lw.i32(1)), lw.i32(8)))
+        a_addr = b.add(shared_addr(lw, base), b.add(b.mul(a_k, lw.i32(sa)), b.mul(a_m, lw.i32(2))))
+        return lambda ks: [ldmatrix_at(lw, a_addr, ks * 16 * sa + mi * 32, True)
+                           for mi in range(ml.mt)]
+    sa = (K + PAD) * 2
     a_row = b.add(b.add(b.mul(wr, lw.i32(M // ml.wm)), lr), b.mul(b.and_(q, lw.i32(1)), lw.i32(8)))
     a_kc = b.lshr(q, lw.i32(1))
     a_addr = b.add(shared_addr(lw, base), b.add(b.mul(a_row, lw.i32(sa)), b.mul(a_kc, lw.i32(16))))
@@ -439,12 +500,13 @@ def a_fragments(lw, ml, M, K, base):
     return [read(ks) for ks in range(K // 16)]
 
 
-def _ldmatrix_dot(lw, ml, kind, mkn, base, boff, regs, afrags=None, b_kmajor=False):
+def _ldmatrix_dot(lw, ml, kind, mkn, base, boff, regs, afrags=None, b_kmajor=False, a_mmajor=False):
     """The k-steps of lower_dot_mma with fragments read by ``ldmatrix.x4`` (``.trans``
     for the K-major B): the lane/matrix mapping of rules_wgmma.mma_consume, on the
     padded row-major staging (A rows K+PAD halves, B rows N+PAD; 16-byte row chunks).
     ``afrags`` ([k-step][mi]) replaces the A reads when A is in registers; ``b_kmajor``:
-    B is staged transposed (rows of K+PAD halves), read by plain ``ldmatrix.x4``."""
+    B is staged transposed (rows of K+PAD halves), read by plain ``ldmatrix.x4``;
+    ``a_mmajor``: A is staged transposed (rows of M+PAD halves), read by ``.trans``."""
     from .rules_wgmma import ldmatrix_at, shared_addr
     M, K, N = mkn
     b = lw.b
@@ -464,7 +526,7 @@ def _ldmatrix_dot(lw, ml, kind, mkn, base, boff, regs, afrags=None, b_kmajor=Fal
         b_nc = b.add(b.mul(wc, lw.i32(N // ml.wn // 8)), b.lshr(q, lw.i32(1)))
         b_addr = b.add(s0, b.add(lw.i32(boff), b.add(b.mul(b_k, lw.i32(sb)), b.mul(b_nc, lw.i32(16)))))
         b_step = lambda ks, nj: ks * 16 * sb + nj * 16     # noqa: E731
-    read_a = _a_reader(lw, ml, M, K, base) if afrags is None else afrags.__getitem__
+    read_a = _a_reader(lw, ml, M, K, base, a_mmajor) if afrags is None else afrags.__getitem__
     for ks in range(K // 16):
         afr = read_a(ks)
         bfr = []

@@ -174,21 +174,38 @@ def _plan(lw, value, dims, plan, seen) -> bool:
     return True
 
 
-def rematerialize(lw, value):
+def _remat_plan(lw, value, trans):
+    """rematerialize's steps for ``value`` (``trans``: of its 2-D transpose), or None."""
+    if not lw.tuning.remat_broadcasts or lw.sanitize or getattr(lw, "in_remat", False):
+        return None
+    dims = (1, 0) if trans else tuple(range(len(value.type.shape)))
+    plan = []
+    if not _plan(lw, value, dims, plan, set()) or value.op is None:
+        return None
+    return plan
+
+
+def can_rematerialize(lw, value, trans: bool = False) -> bool:
+    """:func:`rematerialize` succeeds for ``value`` (decidable before lowering)."""
+    return _remat_plan(lw, value, trans) is not None
+
+
+def rematerialize(lw, value, trans: bool = False):
     """Registers of ``value`` (a broadcast result) in its blocked layout, recomputed
     per slot from its definition -- aranges, constants, scalars and pure elementwise
     ops under broadcasts/expand_dims -- instead of moved through shared memory; the
     same ops on the same operands, so bit-identical.  None when some leaf is a tile
-    that only exists in another layout (loads, reductions, loop-carried values)."""
-    if not lw.tuning.remat_broadcasts or lw.sanitize or getattr(lw, "in_remat", False):
+    that only exists in another layout (loads, reductions, loop-carried values).
+    ``trans``: of the transposed 2-D value, in the blocked layout of the reversed shape
+    (slot ``s`` holds element ``(j, i)`` where that layout's slot ``s`` is ``(i, j)``)."""
+    plan = _remat_plan(lw, value, trans)
+    if plan is None:
         return None
     ty = value.type
-    dims = tuple(range(len(ty.shape)))
-    plan = []
-    if not _plan(lw, value, dims, plan, set()) or value.op is None:
-        return None
-    lay = lw.layout(ty)
-    idx = [lw.multi_index(ty.shape, lw.elem_index(lay, s)) for s in range(lay.nslots)]
+    shape = tuple(reversed(ty.shape)) if trans else tuple(ty.shape)
+    dims = (1, 0) if trans else tuple(range(len(shape)))
+    lay = lw.layout(shape)
+    idx = [lw.multi_index(shape, lw.elem_index(lay, s)) for s in range(lay.nslots)]
     got = {}
     saved = {}
     lw.in_remat = True
