@@ -2,7 +2,7 @@
 time and steady-state time.
 
     python bench/bench_torch_compile.py [--device cpu|cuda] [--threads 2] [--clock wall|cpu]
-                                        [--only NAME] [--out DIR]
+                                        [--rounds N] [--only NAME] [--out DIR]
 
 ``--device cpu`` (default): Inductor's Triton kernels on tilejit (``cpu_backend="triton"``
 under the ``triton`` alias) against torch.compile's default C++ CPU backend and eager.
@@ -15,7 +15,8 @@ tilejit's), so the real Triton never meets the alias.  Per model: compile time (
 first call after ``torch._dynamo.reset()`` with Inductor's caches disabled, so every
 kernel is generated and compiled; tilejit's disk cache is a fresh directory) and
 steady-state time (median of timed calls after warm-up; on CUDA, batches of calls
-ended by a synchronize).  Saves JSON with the machine, versions, load average and date
+ended by a synchronize).  ``--rounds N`` runs the backends' processes N times in turn
+and reports each model's median (the per-round times are kept in the JSON).  Saves JSON with the machine, versions, load average and date
 under bench/results/ (bench_cpu.save_result).
 """
 from __future__ import annotations
@@ -144,6 +145,9 @@ def main(argv=None):
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                     help="steady-state time as wall-clock or as the process's CPU time (on a loaded "
                          "host, --threads 1 --clock cpu measures each backend's work, not the wait)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run every backend's process this many times, alternating, and report "
+                         "per-model medians (a loaded host's drift hits every backend alike)")
     ap.add_argument("--worker", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.device == "cuda" and args.clock == "cpu":
@@ -153,14 +157,19 @@ def main(argv=None):
     from bench_cpu import machine_info, save_result
     peer = PEER[args.device]
     load_before = os.getloadavg()
-    by_label = {label: _run_worker(label, args) for label in BACKENDS[args.device]}
+    rounds = [{label: _run_worker(label, args) for label in BACKENDS[args.device]}
+              for _ in range(args.rounds)]      # backends alternate: tilejit, peer, eager, tilejit, ...
     results = []
-    for name in by_label["tilejit"]:
+    for name in rounds[0]["tilejit"]:
         rec = {"model": name}
-        for label, got in by_label.items():
-            if name in got:
-                rec[f"{label}_compile_s"] = got[name]["compile_s"]
-                rec[f"{label}_ms"] = got[name]["ms"]
+        for label in BACKENDS[args.device]:
+            got = [r[label][name] for r in rounds if name in r[label]]
+            if got:
+                comp = [g["compile_s"] for g in got if g["compile_s"] is not None]
+                rec[f"{label}_compile_s"] = statistics.median(comp) if comp else None
+                rec[f"{label}_ms"] = statistics.median(g["ms"] for g in got)
+                if args.rounds > 1:
+                    rec[f"{label}_ms_rounds"] = [g["ms"] for g in got]
         if f"{peer}_ms" in rec:
             rec[f"tilejit_vs_{peer}"] = rec[f"{peer}_ms"] / rec["tilejit_ms"]      # > 1: tilejit faster
         results.append(rec)
@@ -168,6 +177,7 @@ def main(argv=None):
     import torch
     ratios = [r[f"tilejit_vs_{peer}"] for r in results if f"tilejit_vs_{peer}" in r]
     doc = {**machine_info(), "device": args.device, "threads": args.threads, "clock": args.clock,
+           "rounds": args.rounds,
            "load_avg_before": load_before, "load_avg_after": os.getloadavg(),
            "command": "python bench/bench_torch_compile.py " + " ".join(argv or sys.argv[1:]),
            f"geomean_tilejit_vs_{peer}": statistics.geometric_mean(ratios) if ratios else None,

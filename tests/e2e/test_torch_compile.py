@@ -21,7 +21,7 @@ RUNNER = os.path.join(ROOT, "tests", "torch_compile", "runner.py")
 sys.path.insert(0, os.path.dirname(RUNNER))
 from models import CASES  # noqa: E402
 
-INTERPRETER_SAMPLE = ("elementwise_broadcast", "softmax", "argmax_argmin", "issue741_scatter",
+INTERPRETER_SAMPLE = ("elementwise_broadcast", "softmax", "argmax_argmin", "issue741_scatter", "erf_family",
                       "mlp_training_step")
 _RESULTS: dict = {}
 

@@ -27,6 +27,7 @@ class Case:
     check: Callable | None = None
     expect_code: tuple = field(default_factory=tuple)    # text the generated code must hold
     error: str = ""        # a regex the compile error must match (a feature tilejit lacks)
+    error_devices: tuple = ("cpu",)    # where ``error`` is expected; elsewhere compared with eager
 
 
 def _g(seed=0):
@@ -95,6 +96,25 @@ def _dropout_check(out, inputs):
     assert 0.23 < frac < 0.27, f"dropped fraction {frac}"
 
 
+def _fmod_remainder(a, b, ah, bh):     # fp16 inputs (Inductor drops the rounding of a.half())
+    return torch.fmod(a, b), torch.remainder(a, b), torch.fmod(a.double(), b.double()), torch.fmod(ah, bh)
+
+
+def _erf_family(x, u):
+    return (torch.erfc(x), torch.special.erfcx(x), torch.special.log_ndtr(x), torch.erfinv(u),
+            torch.erfc(x.double()), torch.erfinv(u.double()) * 2)
+
+
+def _gamma_family(p):     # lgamma and i1 are libdevice calls; digamma an ATen fallback in between
+    return torch.lgamma(p) * 2, torch.digamma(p) + torch.lgamma(p + 1), torch.special.i1(p) - 1
+
+
+def _inline_asm(x):
+    from torch._higher_order_ops import inline_asm_elementwise
+    return inline_asm_elementwise(x, x, asm_str="add.f32 $0, $1, $2;", constraints="=f,f,f",
+                                  dtype=torch.float32) + 1
+
+
 def _sort_topk(x):
     vals, idx = torch.sort(x, dim=-1, descending=True)
     top, tidx = torch.topk(x, 5, dim=-1)
@@ -145,12 +165,24 @@ CASES = {
                            lambda: (_randn(5, 37),), dynamic=True),
     "dropout": Case(lambda: lambda x: F.dropout(x, p=0.25, training=True),
                     lambda: (_randn(256, 256) + 3.0,), check=_dropout_check),
-    # a kernel needing a libdevice function tilejit lacks fails naming the function and
-    # the generated kernel's file and line (not an AttributeError deep inside torch)
+    # libdevice functions Inductor emits for torch.fmod, erfc, erfcx, log_ndtr, erfinv, lgamma, i1
+    "fmod_remainder": Case(lambda: _fmod_remainder,
+                           lambda: (_randn(4, 129) * 20, _randn(4, 129, seed=1) * 3 + 0.25,
+                                    _randn(4, 129, dtype=torch.float16) * 20,
+                                    _randn(4, 129, seed=1, dtype=torch.float16) * 3 + 0.25),
+                           expect_code=("libdevice.fmod(",)),
+    "erf_family": Case(lambda: _erf_family,
+                       lambda: (_randn(4, 129) * 4, torch.rand(4, 129, generator=_g(1)) * 1.98 - 0.99),
+                       expect_code=("libdevice.erfc(", "libdevice.erfcx(", "libdevice.erfinv(")),
+    "gamma_family": Case(lambda: _gamma_family, lambda: (torch.rand(4, 129, generator=_g(2)) * 8 + 0.05,),
+                         expect_code=("libdevice.lgamma(", "libdevice.cyl_bessel_i1(")),
+    # a kernel needing a feature tilejit's CPU backend lacks (PTX inline assembly, from the
+    # inline_asm_elementwise operator) fails naming the feature and the generated kernel's
+    # file and line, not with an AttributeError deep inside torch; CUDA runs it
     "unsupported_feature_named": Case(
-        lambda: lambda x: torch.special.erfinv(x) + 1, lambda: (_randn(64) * 0.5,),
-        error=r"\.py:\d+:\d+: error in kernel 'triton_poi_fused_\w*erfinv\w*'(.|\n)*"
-              r"`triton\.language\.extra\.libdevice\.erfinv` \(missing feature"),
+        lambda: _inline_asm, lambda: (_randn(64),),
+        error=r"\.py:\d+:\d+: cannot lower tt\.elementwise_inline_asm: tl\.inline_asm_elementwise "
+              r"runs target assembly \(PTX\): only the cuda backend can run it"),
     "issue741_scatter": Case(lambda: _issue741,
                              lambda: (torch.randint(0, 196, (2, 1000), generator=_g(8)), _randn(2, 1000)),
                              expect_code=("xnumel = 2000",)),

@@ -241,3 +241,31 @@ def test_jit_cpu_matches_checked_interpreter(case):
         outs[name] = arrs
     for c, i in zip(outs["cpu"], outs["interp"]):
         np.testing.assert_array_equal(c, i)
+
+
+@tilejit.jit
+def permute_runs_of_8(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+    # Inductor's clone of a (8, 64, 4, 8) -> (8, 4, 64, 8) permute of a (.., 96) qkv row:
+    # the load is contiguous in runs of 8 lanes, the store in the whole block
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:]
+    x0 = xindex % 8
+    x1 = (xindex // 8) % 64
+    x2 = (xindex // 512) % 4
+    x3 = xindex // 2048
+    tmp0 = tl.load(in_ptr0 + (x0 + 8 * x2 + 96 * x1 + 6144 * x3), None)
+    tl.store(out_ptr0 + xindex, tmp0, None)
+
+
+def test_runs_shorter_than_the_store_group_load_as_vectors():
+    """A load contiguous in runs of 8 feeding a store planned 16 wide: each store group
+    takes two 8-wide vector loads (concatenated), not 16 per-lane loads."""
+    types = {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"}
+    sp = {"in_ptr0": (16, False), "out_ptr0": (16, False)}
+    f, k = compile_ir(permute_runs_of_8, types, {"XBLOCK": 128}, sp)
+    assert any(t == "float" and n == 8 for n, t in vloads(k)), vloads(k)
+    assert re.search(r"shufflevector <8 x float>", k.asm["llir"])
+    src = np.random.default_rng(0).standard_normal(8 * 64 * 96).astype(np.float32)
+    out = both(f, k, (16384 // 128,), [src, np.zeros(16384, np.float32)], [16384])[1]
+    want = src.reshape(8, 64, 12, 8)[:, :, :4, :].transpose(0, 2, 1, 3).reshape(-1)
+    np.testing.assert_array_equal(out, want)

@@ -180,8 +180,12 @@ class VecLoadTile(Tile):
         return self.scalar_fn(ctx, idx)
 
     def vec(self, ctx, idx, width):
-        if self.plan.width % width or not _plain(self.dtype):
+        pw = self.plan.width
+        if not _plain(self.dtype) or (pw % width and (width % pw or pw < 4)):
             return None
+        if pw < width:          # shorter runs than the consumer's group (a permute's
+            return _concat(ctx.b, [self.vec(ctx, _shifted(ctx, idx, j), pw)   # gather)
+                                   for j in range(0, width, pw)])
         size = element_bytes(self.dtype, CPU_ACCESS)
         align = max(1, min(self.plan.align, width * size))
         sub = AccessPlan(width, align, self.plan.lane_mask)
@@ -191,6 +195,20 @@ class VecLoadTile(Tile):
         if order is not None and tuple(order) != tuple(range(len(self.shape))):
             return super().materialize_into(ctx, ptr, order)     # laid out another way: per lane
         _vector_load_loop(ctx, self.op, self.plan, self.ptr, self.mask, self.other, ptr)
+
+
+def _shifted(ctx, idx, j):
+    """``idx`` with its last index advanced by ``j`` lanes."""
+    return idx if j == 0 else tuple(idx[:-1]) + (ctx.b.add(idx[-1], ir.Constant(I64, j), flags=("nuw", "nsw")),)
+
+
+def _concat(b, parts):
+    """One vector of the equal-width vectors ``parts``, in order (a tree of shuffles)."""
+    while len(parts) > 1:
+        n = parts[0].type.count
+        sel = ir.Constant(ir.VectorType(ir.IntType(32), 2 * n), list(range(2 * n)))
+        parts = [b.shuffle_vector(parts[i], parts[i + 1], sel) for i in range(0, len(parts), 2)]
+    return parts[0]
 
 
 def _load_group(ctx, plan, ptr, mask, other, dt, idx):

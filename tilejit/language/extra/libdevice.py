@@ -196,3 +196,4 @@ def fast_dividef(arg0, arg1):
 
 from .bessel import cyl_bessel_i0, cyl_bessel_i1, j0, j1, y0, y1  # noqa: E402,F401
 from .libdevice_more import *  # noqa: E402,F401,F403  (its __all__)
+from .libdevice_erf import *  # noqa: E402,F401,F403  (erfc, erfcx, erfinv, normcdf, fmod)
