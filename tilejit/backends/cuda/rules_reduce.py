@@ -97,7 +97,14 @@ def _across_warps(lw, kind, el, acc, arg):
     for w in range(W):
         parts = [_warp_value(lw, base, v, off, sz, w) for v, off, sz in zip(vals, offs, sizes)]
         level.append(tuple(parts) if arg else parts[0])
-    while len(level) > 1:       # pairwise: a chain log2(W) deep, not W (32 warps: 5, not 31)
+    return _pairwise(lw, kind, el, level)
+
+
+def _pairwise(lw, kind, el, level):
+    """The warps' values ``level`` combined pairwise: a chain log2(W) deep, not W
+    (32 warps: 5, not 31).  One order for every reduction across warps, fused or not,
+    so fusing siblings never changes a result's bits."""
+    while len(level) > 1:
         pairs = [combine(lw, kind, el, level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
         level = pairs + level[len(level) - len(level) % 2:]
     return level[0]
@@ -449,11 +456,8 @@ def _reduce_all_fused(lw, rops):
     _publish_per_warp(lw, base, accs, offs, sizes)
     outs = []
     for o, el, v, off, sz in zip(rops, els, accs, offs, sizes):
-        out = None
-        for w in range(W):
-            x = _warp_value(lw, base, v, off, sz, w)
-            out = x if out is None else combine(lw, o.kind, el, out, x)
-        outs.append(out)
+        level = [_warp_value(lw, base, v, off, sz, w) for w in range(W)]
+        outs.append(_pairwise(lw, o.kind, el, level))
     return outs
 
 
