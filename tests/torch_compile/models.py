@@ -8,6 +8,7 @@ Shapes are small: every case compiles a handful of kernels on a 2-core CI host.
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -28,6 +29,18 @@ class Case:
     expect_code: tuple = field(default_factory=tuple)    # text the generated code must hold
     error: str = ""        # a regex the compile error must match (a feature tilejit lacks)
     error_devices: tuple = ("cpu",)    # where ``error`` is expected; elsewhere compared with eager
+    requires: str = ""     # "module:attribute" the case needs from torch (newer than some installs)
+
+    def missing(self) -> str:
+        """Why this torch cannot run the case ("" when it can)."""
+        if not self.requires:
+            return ""
+        mod, attr = self.requires.split(":")
+        try:
+            getattr(importlib.import_module(mod), attr)
+        except (ImportError, AttributeError):
+            return f"torch {torch.__version__} lacks {mod}.{attr}"
+        return ""
 
 
 def _g(seed=0):
@@ -180,7 +193,7 @@ CASES = {
     # inline_asm_elementwise operator) fails naming the feature and the generated kernel's
     # file and line, not with an AttributeError deep inside torch; CUDA runs it
     "unsupported_feature_named": Case(
-        lambda: _inline_asm, lambda: (_randn(64),),
+        lambda: _inline_asm, lambda: (_randn(64),), requires="torch._higher_order_ops:inline_asm_elementwise",
         error=r"\.py:\d+:\d+: cannot lower tt\.elementwise_inline_asm: tl\.inline_asm_elementwise "
               r"runs target assembly \(PTX\): only the cuda backend can run it"),
     "issue741_scatter": Case(lambda: _issue741,

@@ -19,12 +19,17 @@ class Capabilities:
     ``pointer_address_space``: the LLVM address space of a pointer value (NVPTX: 1, global).
     ``half_frem``: ``frem`` on fp16 values is legal; without it fp16 ``%`` computes in
     float32 (the result is the same: the fp32 remainder of two halves rounds exactly).
+    ``exact_frem``: ``frem`` is exact (x86-64: libm ``fmod``); without it (NVPTX expands it
+    as ``x - trunc(x/y)*y``, wrong for quotients past 2**24) float ``%`` calls the exact
+    ``fmod`` of :mod:`.fmod`.
     """
     name: str
     native_bf16: bool = False
     pointer_address_space: int = 0
     half_frem: bool = True
+    exact_frem: bool = True
 
 
 CPU = Capabilities("cpu")
-NVPTX = Capabilities("nvptx", native_bf16=True, pointer_address_space=1, half_frem=False)
+NVPTX = Capabilities("nvptx", native_bf16=True, pointer_address_space=1, half_frem=False,
+                     exact_frem=False)

@@ -179,17 +179,21 @@ _INTRINSIC = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt"
               "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil"}
 
 
+def call_per_lane(b, f, args):
+    """``f`` (a scalar function) called on scalar ``args``, or once per lane of vector ones."""
+    if not isinstance(args[0].type, ir.VectorType):
+        return b.call(f, args)
+    out = ir.Constant(args[0].type, ir.Undefined)
+    for i in range(args[0].type.count):
+        idx = ir.Constant(I32, i)
+        out = b.insert_element(out, b.call(f, [b.extract_element(a, idx) for a in args]), idx)
+    return out
+
+
 def _libm_call(b, fn, x):
     scalar_ty = _elem(x.type)
     name = _LIBM[fn][0 if isinstance(scalar_ty, ir.FloatType) else 1]
-    f = intr.declare(b.module, name, scalar_ty, [scalar_ty])
-    if not isinstance(x.type, ir.VectorType):
-        return b.call(f, [x])
-    out = ir.Constant(x.type, ir.Undefined)
-    for i in range(x.type.count):
-        idx = ir.Constant(I32, i)
-        out = b.insert_element(out, b.call(f, [b.extract_element(x, idx)]), idx)
-    return out
+    return call_per_lane(b, intr.declare(b.module, name, scalar_ty, [scalar_ty]), [x])
 
 
 def lower_math(b, fn: str, x, overrides=None):

@@ -23,6 +23,7 @@ from ...ir.core import RuleTable
 from ...ir.types import DType, PointerType, float32
 from . import intrinsics as intr
 from .capabilities import CPU, Capabilities
+from .fmod import exact_fmod
 from .types import F32, I16, I32, I64, PTR, storage_type, value_type, vector_of
 
 RULES = RuleTable("llvm elementwise lowering")
@@ -131,10 +132,11 @@ def _rem(b, op, args, ins, out, math, caps):
     """Remainder with the dividend's sign: ``x % 0 == x``, ``x % -1 == 0``."""
     x, d = args
     if ins[0].kind == "float":
-        if ins[0].bits == 16 and not caps.half_frem:      # through float32: the same result
-            f = _like(x, F32)
-            return b.fptrunc(b.frem(b.fpext(x, f), b.fpext(d, f)), x.type)
-        return b.frem(x, d)
+        frem = b.frem if caps.exact_frem else lambda u, v: exact_fmod(b, u, v)
+        if ins[0].bits == 16 and not (caps.half_frem and caps.exact_frem):   # through float32:
+            f = _like(x, F32)                                                 # the same result
+            return b.fptrunc(frem(b.fpext(x, f), b.fpext(d, f)), x.type)
+        return frem(x, d)
     signed = ins[0].kind == "int"
     safe, zero, m1 = _safe_divisor(b, x, d, signed)
     r = b.srem(x, safe) if signed else b.urem(x, safe)
