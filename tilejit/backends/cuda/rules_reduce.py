@@ -1,10 +1,7 @@
 """Lowering rules for tt.reduce and tt.dot."""
 from __future__ import annotations
 
-from llvmlite import ir
-
 from ...ir import ops
-from ...ir.types import int32
 from ..llvm.capabilities import NVPTX
 from ..llvm.reductions import identity
 from . import types as T

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import semantic as sem
 from .. import semantic_tile as st
+from ..core import builtin
 
 
 def _wide(x):
@@ -20,3 +21,14 @@ def _narrow(r, like):
 
 def _m(fn, x):
     return st.math_unary(x, fn)
+
+
+def _unary_wide(fn, doc, name):
+    """The builtin ``name`` computing ``fn`` on the float64 widening of its argument and
+    rounding the result back to the argument's type once."""
+    def f(arg0):
+        x, w = _wide(arg0)
+        return _narrow(fn(w), x)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    return builtin(f)

@@ -27,7 +27,7 @@ from .. import semantic as sem
 from .. import semantic_tile as st
 from ..core import builtin
 from .bessel import _poly, _poly1
-from .f64eval import _m, _narrow, _wide
+from .f64eval import _m, _unary_wide
 
 # Cephes ndtr.c (Cephes Math Library Release 2.9, Copyright 1984-2000 Stephen L. Moshier)
 _T = (9.60497373987051638749E0, 9.00260197203842689217E1, 2.23200534594684319226E3,
@@ -148,20 +148,11 @@ def _erfinv_wide(w):
     return _keep_nan(w, r)
 
 
-def _unary(fn, name, doc):
-    def f(arg0):
-        x, w = _wide(arg0)
-        return _narrow(fn(w), x)
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = doc
-    return builtin(f)
-
-
-erfc = _unary(_erfc_wide, "erfc", "Complementary error function ``1 - erf(x)``, accurate where it is small.")
-erfcx = _unary(_erfcx_wide, "erfcx", "Scaled complementary error function ``exp(x*x) * erfc(x)``.")
-erfinv = _unary(_erfinv_wide, "erfinv", "Inverse error function (+-inf at +-1, NaN beyond).")
-normcdf = _unary(lambda w: sem.mul(_erfc_wide(sem.mul(w, -math.sqrt(0.5))), 0.5), "normcdf",
-                 "Standard normal cumulative distribution function.")
+erfc = _unary_wide(_erfc_wide, "Complementary error function ``1 - erf(x)``, accurate where it is small.", "erfc")
+erfcx = _unary_wide(_erfcx_wide, "Scaled complementary error function ``exp(x*x) * erfc(x)``.", "erfcx")
+erfinv = _unary_wide(_erfinv_wide, "Inverse error function (+-inf at +-1, NaN beyond).", "erfinv")
+normcdf = _unary_wide(lambda w: sem.mul(_erfc_wide(sem.mul(w, -math.sqrt(0.5))), 0.5),
+                      "Standard normal cumulative distribution function.", "normcdf")
 
 
 @builtin

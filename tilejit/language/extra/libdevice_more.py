@@ -14,6 +14,7 @@ from .. import semantic as sem
 from .. import semantic_tile as st
 from ..core import builtin
 from .bessel import _m, _narrow, _poly, _poly1, _wide
+from .f64eval import _unary_wide
 
 # Cephes atan: rational approximation on [0, 0.66] after range reduction
 _ATAN_P = (-8.750608600031904122785e-1, -1.615753718733365076637e1, -7.500855792314704667340e1,
@@ -61,15 +62,6 @@ def _atan2_wide(y, x):
 
 def _bits_signed(w):
     return sem.bitcast(w, int64 if w.dtype == float64 else int32)
-
-
-def _unary_wide(fn, doc, name):
-    def f(arg0):
-        x, w = _wide(arg0)
-        return _narrow(fn(w), x)
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = doc
-    return builtin(f)
 
 
 def _asin_wide(w):
