@@ -2,6 +2,8 @@
 to the input's type (libdevice.py's compositions and bessel.py)."""
 from __future__ import annotations
 
+import sys
+
 from .. import semantic as sem
 from .. import semantic_tile as st
 from ..core import builtin
@@ -31,4 +33,5 @@ def _unary_wide(fn, doc, name):
         return _narrow(fn(w), x)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = doc
+    f.__module__ = sys._getframe(1).f_globals["__name__"]   # the defining module's (its __all__)
     return builtin(f)
