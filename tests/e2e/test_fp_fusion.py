@@ -16,6 +16,7 @@ import tilejit.language as tl
 from tilejit.backends import get_backend
 from tilejit.backends.cuda import target as tgt
 from tilejit.errors import LaunchOptionError
+from tilejit.language.extra import libdevice
 from tilejit.runtime.compiler import build
 from tilejit.runtime.options import Options, get_options, use_options
 
@@ -31,6 +32,15 @@ def mul_add(x_ptr, y_ptr, z_ptr, out_ptr, N: tl.constexpr):
 
 
 @tilejit.jit
+def mul_add_rn(x_ptr, y_ptr, z_ptr, out_ptr, N: tl.constexpr):
+    """libdevice's explicitly rounded operations: never contracted."""
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    xy = libdevice.mul_rn(x, tl.load(y_ptr + offs))
+    tl.store(out_ptr + offs, libdevice.sub_rn(libdevice.add_rn(xy, tl.load(z_ptr + offs)), xy * 0.5))
+
+
+@tilejit.jit
 def exps(x_ptr, out_ptr, N: tl.constexpr):
     offs = tl.arange(0, N)
     x = tl.load(x_ptr + offs)
@@ -40,7 +50,7 @@ def exps(x_ptr, out_ptr, N: tl.constexpr):
 
 def _ptx(kernel, options=None, **attrs):
     func, _ = build(kernel, {0: "*fp32", 1: "*fp32", 2: "*fp32", 3: "*fp32"}
-                    if kernel is mul_add else {0: "*fp32", 1: "*fp32"}, {"N": 128})
+                    if kernel is not exps else {0: "*fp32", 1: "*fp32"}, {"N": 128})
     func.attrs.update(target="cuda:90", **attrs)
     ptx = get_backend("cuda").compile(func, options or get_options()).asm["ptx"]
     if tgt.find_ptxas():
@@ -57,6 +67,8 @@ def test_fp_fusion_ptx():
     strict = Options(enable_fp_fusion=False)
     assert not _FMA.search(_ptx(mul_add, strict))
     assert _FMA.search(_ptx(mul_add, strict, enable_fp_fusion=True))
+    rn = _ptx(mul_add_rn)               # add_rn(mul_rn(x, y), z): two roundings, always
+    assert not _FMA.search(rn) and "mul.rn.f32" in rn and "add.rn.f32" in rn
 
 
 def test_reflect_ftz_ptx():
@@ -95,6 +107,13 @@ def test_fp_fusion_results(backend, rng):
         again = np.zeros(N, np.float32)
         mul_add[(1,)](x, y, z, again, N=N)
         np.testing.assert_array_equal(again, two)
+
+
+def test_rounded_ops_never_contract(backend, rng):
+    x, y, z = (rng.standard_normal(N).astype(np.float32) for _ in range(3))
+    out = np.zeros(N, np.float32)
+    mul_add_rn[(1,)](x, y, z, out, N=N)
+    np.testing.assert_array_equal(out, (x * y + z) - (x * y) * np.float32(0.5))
 
 
 def test_reflect_ftz_results(backend):
@@ -142,3 +161,22 @@ def test_options_from_env(env, want):
     assert (o.enable_fp_fusion, o.enable_reflect_ftz) == want
     with pytest.raises(ValueError, match="TILEJIT_DEFAULT_FP_FUSION='maybe': write 1 or 0"):
         Options.from_env({"TILEJIT_DEFAULT_FP_FUSION": "maybe"})
+
+
+def test_triton_compile_options():
+    """``triton.compile(ASTSource, options={"enable_fp_fusion": False, ...})`` under the
+    alias reaches the Options fields; unset, the Options' defaults hold."""
+    from tilejit.compat.triton_api.compiler import ASTSource, compile as triton_compile
+    from tilejit.compat.triton_api.drivers import GPUTarget
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "z_ptr": "*fp32", "out_ptr": "*fp32", "N": "constexpr"}
+
+    def ptx(**options):
+        src = ASTSource(fn=mul_add, signature=sig, constexprs={"N": 128})
+        return triton_compile(src, target=GPUTarget("cuda", 90, 32), options=options).asm["ptx"]
+    assert _FMA.search(ptx()) and not _FMA.search(ptx(enable_fp_fusion=False))
+    with use_options(enable_fp_fusion=False):
+        assert not _FMA.search(ptx()) and _FMA.search(ptx(enable_fp_fusion=True))
+    src = ASTSource(fn=exps, signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "N": "constexpr"},
+                    constexprs={"N": 128})
+    off = triton_compile(src, target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False})
+    assert "ftz" not in off.asm["ptx"]
