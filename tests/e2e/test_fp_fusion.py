@@ -180,3 +180,16 @@ def test_triton_compile_options():
                     constexprs={"N": 128})
     off = triton_compile(src, target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False})
     assert "ftz" not in off.asm["ptx"]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32", "fp64"])
+@pytest.mark.parametrize("arch", [80, 90])
+def test_fp_fusion_every_float_type_assembles(dtype, arch):
+    """a * b + c contracted for each float type the cuda backend computes in natively
+    (one fma instruction of that type); ptxas accepts it for sm_80 and sm_90."""
+    func, _ = build(mul_add, dict.fromkeys(range(4), "*" + dtype), {"N": 128})
+    func.attrs.update(target=f"cuda:{arch}")
+    ptx = get_backend("cuda").compile(func, get_options()).asm["ptx"]
+    assert re.search(r"\bfma\.rn\.", ptx), dtype
+    if tgt.find_ptxas():
+        tgt.ptxas(ptx, arch)
