@@ -17,16 +17,16 @@ from tests.e2e.test_attention_rows import attn_rows  # noqa: F401
 # SM90-NEXT: rows: 128 rows over 8 warps, 17 ops in the region, carried rows at [0, 2]
 # SM90-NEXT: hoisted A: tt.dot at
 # SM90-NEXT: row ring: 3 stages of 16384 B, 2 ahead
-# SM90-NEXT: copy: tt.load <64x64xfp16> at {{.*}} K-major (64, 64), 4 x 2 B per cp.async, wgmma
-# SM90-NEXT: copy: tt.load <64x64xfp16> at {{.*}} N-major (64, 64), 4 x 2 B per cp.async, wgmma
+# SM90-NEXT: copy: tt.load <64x64xfp16> at {{.*}} K-major (64, 64), 8 x 2 B per cp.async, wgmma
+# SM90-NEXT: copy: tt.load <64x64xfp16> at {{.*}} N-major (64, 64), 8 x 2 B per cp.async, wgmma
 # SM90-NEXT: accumulator 1: mma (128, 64) warps 8x1, its row scaling applied in the mma layout
 # SM90: tt.store <128x64xfp16> at {{.*}}: width 4
 # SM90-NEXT: register cap: .maxnreg 128 (two CTAs per SM; occupancy.py)
 
 # SM80-LABEL: cuda-plan @attn_rows (sm_80, 8 warps)
 # SM80: row ring: 3 stages of 16384 B, 2 ahead, first dot an iteration ahead
-# SM80-NEXT: copy: {{.*}} K-major (64, 64), 4 x 2 B per cp.async, mma.sync
-# SM80-NEXT: copy: {{.*}} N-major (64, 64), 4 x 2 B per cp.async, mma.sync
+# SM80-NEXT: copy: {{.*}} K-major (64, 64), 8 x 2 B per cp.async, mma.sync
+# SM80-NEXT: copy: {{.*}} N-major (64, 64), 8 x 2 B per cp.async, mma.sync
 # SM80-NOT: register cap
 
 # NORING-LABEL: cuda-plan @attn_rows (sm_90, 8 warps)
