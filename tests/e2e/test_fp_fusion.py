@@ -194,3 +194,15 @@ def test_fp_fusion_every_float_type_assembles(dtype, arch):
     assert re.search(r"\bfma\.rn\.", ptx), dtype
     if tgt.find_ptxas():
         tgt.ptxas(ptx, arch)
+
+
+def test_rn_attribute_round_trips():
+    """libdevice's add_rn/sub_rn/mul_rn are ``{rn = true}`` in the tile IR text (printed,
+    parsed back); the plain ``*`` beside them is not."""
+    from tilejit.ir.parser import parse_function
+    from tilejit.ir.printer import print_function
+    func, _ = build(mul_add_rn, dict.fromkeys(range(4), "*fp32"), {"N": 128})
+    text = print_function(func)
+    assert len(re.findall(r"arith\.(add|sub|mul) [^\n]*\{rn = true\}", text)) == 3
+    assert re.search(r"arith\.mul %xy, %\w+ :", text)
+    assert print_function(parse_function(text)) == text
