@@ -7,7 +7,7 @@ float32 SDPA (each variant under its own ``CudaTuning``: the switches are part o
 compile key).  Usage: PYTHONPATH=$PWD python bench/attn_rows_variants.py [VARIANT ...]
 (default: kmajor ring; variants: neither kmajor ring "ring maxnreg128" ring+rotate "ring+rotate stages4"
 wgmma (as shipped) "wgmma in order" "wgmma stages4" "wgmma maxnreg128" "wgmma in order maxnreg128"
-"no index tiles"; or triton alone: real Triton in this process).  Every variant has
+"no index tiles" "wgmma no fp fusion" "wgmma no ftz" "wgmma strict" (strict: neither fp option); or triton alone: real Triton in this process).  Every variant has
 ``index_tiles`` on (as shipped) but "no index tiles"."""
 import os
 import statistics
@@ -43,10 +43,14 @@ def main():
                 "wgmma maxnreg128": (True, True, True, {"maxnreg": 128}, True),
                 "wgmma in order maxnreg128": (True, True, False, {"maxnreg": 128}, True),
                 "no index tiles": (True, True, True, {}, True, False),
+                # Triton's fp options (both on by default, as shipped; docs/differences.md)
+                "wgmma no fp fusion": (True, True, True, {"enable_fp_fusion": False}, True),
+                "wgmma no ftz": (True, True, True, {"enable_reflect_ftz": False}, True),
+                "wgmma strict": (True, True, True, {"enable_fp_fusion": False, "enable_reflect_ftz": False}, True),
                 "triton": (True, False, False, {})}
     for name in chosen:
-        v = variants[name]
-        km, ring, rot, extra, wg, idx = v + (False, True)[len(v) - 4:]     # defaults: mma.sync, index tiles
+        spec = variants[name]          # (not ``v``: that is the V tensor)
+        km, ring, rot, extra, wg, idx = spec + (False, True)[len(spec) - 4:]   # defaults: mma.sync, index tiles
         tuning = replace(get_options().cuda, kmajor_b=km, row_ring=ring, ring_rotate_first=rot, ring_wgmma=wg,
                          index_tiles=idx)
         extra = {"num_stages": 3, **extra}

@@ -127,7 +127,7 @@ def test_none_argument_is_a_constexpr_and_defaults(backend, rng):
     out = np.zeros_like(x)
     axpy_opt[(2,)](x, None, out, 100, 2.0)
     np.testing.assert_array_equal(out, x * np.float32(2.0))
-    axpy_opt[(4,)](x, y, out, n=100, alpha=3.0, BLOCK=32)
+    axpy_opt[(4,)](x, y, out, n=100, alpha=3.0, BLOCK=32, enable_fp_fusion=False)  # two roundings, as numpy
     np.testing.assert_array_equal(out, x * np.float32(3.0) + y)
     assert sum(1 for key in axpy_opt.cache if key[-1] == backend) == 2   # one per specialization
 

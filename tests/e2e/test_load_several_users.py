@@ -56,5 +56,5 @@ def test_in_place_reads_before_writes(backend, rng):
     a, b = x.copy(), x.copy()
     add_transpose_in_place[(1,)](a, N=16)
     np.testing.assert_array_equal(a, x * 2 + x.T)
-    square_plus_in_place[(1,)](b, N=16)
+    square_plus_in_place[(1,)](b, N=16, enable_fp_fusion=False)     # two roundings, as numpy
     np.testing.assert_array_equal(b, x * x + x)

@@ -173,15 +173,19 @@ class BinaryOp(ElementwiseOp):
             raise ValueError(f"{self.name} does not accept {el}")
 
 
-def _binary(class_name, op_name, kinds=("int", "uint", "float", "bool"), doc=""):
-    cls = type(class_name, (BinaryOp,), {"name": op_name, "KINDS": kinds, "__doc__": doc})
+def _binary(class_name, op_name, kinds=("int", "uint", "float", "bool"), doc="", **extra):
+    cls = type(class_name, (BinaryOp,), {"name": op_name, "KINDS": kinds, "__doc__": doc, **extra})
     return cls
 
 
 _INT = ("int", "uint", "bool")
-AddOp = _binary("AddOp", "arith.add", ("int", "uint", "float"))
-SubOp = _binary("SubOp", "arith.sub", ("int", "uint", "float"))
-MulOp = _binary("MulOp", "arith.mul", ("int", "uint", "float"))
+# ``rn``: a float operation rounded on its own (libdevice ``add_rn``/``sub_rn``/``mul_rn``),
+# never contracted with a neighbour into one fma where the kernel's enable_fp_fusion
+# allows that for the others (docs/differences.md); the value is the same either way.
+_RN = {"ATTRS": ("rn",), "ATTR_DEFAULTS": {"rn": False}}
+AddOp = _binary("AddOp", "arith.add", ("int", "uint", "float"), **_RN)
+SubOp = _binary("SubOp", "arith.sub", ("int", "uint", "float"), **_RN)
+MulOp = _binary("MulOp", "arith.mul", ("int", "uint", "float"), **_RN)
 TrueDivOp = _binary("TrueDivOp", "arith.truediv", ("float",), "Floating-point division.")
 IDivOp = _binary("IDivOp", "arith.idiv", ("int", "uint"), "Integer division truncating toward zero.")
 RemOp = _binary("RemOp", "arith.rem", ("int", "uint", "float"),

@@ -286,7 +286,12 @@ def broadcast_impl_value(lhs, rhs):
 # ---------------------------------------------------------------------------
 
 
-def add(input, other):
+def _rn(dtype, rn: bool) -> dict:
+    """``rn=True`` (libdevice ``add_rn``...): the float op is never contracted into an fma."""
+    return {"rn": True} if rn and dtype.is_floating() else {}
+
+
+def add(input, other, rn=False):
     input, other = binary_op_type_checking_impl(input, other, True, True)
     if input.dtype.is_ptr() and other.dtype.is_ptr():
         raise TypeError("cannot add pointers together")
@@ -296,7 +301,7 @@ def add(input, other):
         return add_ptr(input, other)
     if input.dtype.is_bool():          # i1 arithmetic wraps: + is xor
         return _emit(ops.XorOp, lhs=input.handle, rhs=other.handle)
-    return _emit(ops.AddOp, lhs=input.handle, rhs=other.handle)
+    return _emit(ops.AddOp, lhs=input.handle, rhs=other.handle, **_rn(input.dtype, rn))
 
 
 def add_ptr(ptr, offset):
@@ -309,20 +314,20 @@ def add_ptr(ptr, offset):
     return _emit(ops.AddPtrOp, ptr=ptr.handle, offset=offset.handle)
 
 
-def sub(input, other):
+def sub(input, other, rn=False):
     input, other = binary_op_type_checking_impl(input, other, True, False)
     if input.dtype.is_ptr():
         return add_ptr(input, minus(other))
     if input.dtype.is_bool():          # i1 arithmetic wraps: - is xor
         return _emit(ops.XorOp, lhs=input.handle, rhs=other.handle)
-    return _emit(ops.SubOp, lhs=input.handle, rhs=other.handle)
+    return _emit(ops.SubOp, lhs=input.handle, rhs=other.handle, **_rn(input.dtype, rn))
 
 
-def mul(input, other):
+def mul(input, other, rn=False):
     input, other = binary_op_type_checking_impl(input, other)
     if input.dtype.is_bool():          # i1 multiplication is and
         return _emit(ops.AndOp, lhs=input.handle, rhs=other.handle)
-    return _emit(ops.MulOp, lhs=input.handle, rhs=other.handle)
+    return _emit(ops.MulOp, lhs=input.handle, rhs=other.handle, **_rn(input.dtype, rn))
 
 
 def truediv(input, other):

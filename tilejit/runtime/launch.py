@@ -19,8 +19,11 @@ from ..errors import IntegerArgumentOverflow
 from . import arrays
 
 # launch keywords that are compile options (``arch``: the CUDA architecture to compile
-# for, Triton's ``arch="sm80"``; the device's own when absent; host backends ignore it)
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "arch")
+# for, Triton's ``arch="sm80"``; the device's own when absent; host backends ignore it.
+# ``enable_fp_fusion`` / ``enable_reflect_ftz``: Triton's, overriding the Options fields
+# of those names for this compile, runtime/options.py ``launch_choice``)
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "arch",
+                  "enable_fp_fusion", "enable_reflect_ftz")
 _I32_MIN, _I32_MAX = -2 ** 31, 2 ** 31 - 1
 _I64_MIN, _I64_MAX = -2 ** 63, 2 ** 63 - 1
 _U64_MAX = 2 ** 64 - 1

@@ -121,6 +121,26 @@ def _opt_level(env) -> int:
     return int(raw)
 
 
+def _default_on(env, *names) -> bool:
+    """The first of ``names`` set in ``env`` as a boolean (1/0, true/false, on/off...); True
+    when none is set.  Other values are errors."""
+    for name in names:
+        raw = env.get(name, "").strip().lower()
+        if raw:
+            if raw not in _BOOLS:
+                raise ValueError(f"{name}={env.get(name)!r}: write 1 or 0")
+            return _BOOLS[raw]
+    return True
+
+
+def launch_choice(attrs, options, name: str) -> bool:
+    """A compile option that a launch keyword may set (``enable_fp_fusion``,
+    ``enable_reflect_ftz``): the keyword's value recorded in the kernel's ``attrs``
+    (runtime/launcher.py), else the ``Options`` field of that name."""
+    value = attrs.get(name)
+    return bool(getattr(options, name, True) if value is None else value)
+
+
 _BOOLS = {"1": True, "true": True, "yes": True, "on": True,
           "0": False, "false": False, "no": False, "off": False}
 
@@ -145,6 +165,12 @@ class Options:
     explain: bool = False            # TILEJIT_EXPLAIN=1: print each compiled kernel's paths (stderr)
     cpu_opt_level: int = -1          # TILEJIT_CPU_OPT_LEVEL=1|2|3: LLVM's pipeline for CPU kernels (-1: by size, llvm/binding.py)
     cpu_stream_bytes: int = -1       # TILEJIT_CPU_STREAM_BYTES=64M: a CPU store's bytes per launch from which it streams (non-temporal; -1: 3/4 of the last-level cache, 0: never; backends/cpu/streaming.py)
+    # Floating-point semantics on CUDA, Triton's compile options of the same names and
+    # defaults; a launch keyword (``kernel[grid](..., enable_fp_fusion=False)``) overrides
+    # the field for that compile (:func:`launch_choice`).  docs/differences.md gives the
+    # tolerances; the interpreter and the cpu backend never contract nor flush.
+    enable_fp_fusion: bool = True    # TILEJIT_DEFAULT_FP_FUSION=0: no a*b+c contracted into one fma (one rounding)
+    enable_reflect_ftz: bool = True  # TILEJIT_DEFAULT_REFLECT_FTZ=0: fp32 exp2 keeps subnormal results (no ex2.approx.ftz)
     cuda: CudaTuning = field(default_factory=CudaTuning)   # TILEJIT_CUDA_TUNING="name=0|1,...": CUDA lowering choices
 
     @classmethod
@@ -169,6 +195,8 @@ class Options:
             explain=_flag(env, "TILEJIT_EXPLAIN"),
             cpu_opt_level=_opt_level(env),
             cpu_stream_bytes=_size(env, "TILEJIT_CPU_STREAM_BYTES", -1),
+            enable_fp_fusion=_default_on(env, "TILEJIT_DEFAULT_FP_FUSION", "TRITON_DEFAULT_FP_FUSION"),
+            enable_reflect_ftz=_default_on(env, "TILEJIT_DEFAULT_REFLECT_FTZ"),
             cuda=CudaTuning.parse(env.get("TILEJIT_CUDA_TUNING", "")),
         )
 

@@ -73,7 +73,8 @@ def check_devices(names, is_constexpr, vals, keys, name: str) -> None:
 def check_launch_options(lopts, name: str) -> None:
     """Raise :class:`LaunchOptionError` for a ``num_warps`` that is not a power of 2 (as
     Triton; a CUDA block holds at most 32 warps, which the cuda backend checks) or a
-    negative ``num_stages`` / ``num_ctas`` < 1."""
+    negative ``num_stages`` / ``num_ctas`` < 1, or an ``enable_fp_fusion`` /
+    ``enable_reflect_ftz`` that is not a bool."""
     for k, v in lopts:
         if k == "num_warps" and not (isinstance(v, int) and 0 < v and v & (v - 1) == 0):
             raise LaunchOptionError(f"{name}: num_warps={v!r} must be a power of 2 "
@@ -82,3 +83,5 @@ def check_launch_options(lopts, name: str) -> None:
             raise LaunchOptionError(f"{name}: num_stages={v!r} must be an integer >= 0")
         if k == "num_ctas" and not (isinstance(v, int) and v >= 1):
             raise LaunchOptionError(f"{name}: num_ctas={v!r} must be an integer >= 1")
+        if k in ("enable_fp_fusion", "enable_reflect_ftz") and not isinstance(v, bool):
+            raise LaunchOptionError(f"{name}: {k}={v!r} must be True or False")

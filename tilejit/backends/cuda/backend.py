@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .. import Backend, CompiledKernel, register_backend
 from . import target as tgt
+from ...runtime.options import launch_choice
 from .lowering import lower_kernel
 from .rules_memory import CUDA_ACCESS
 
@@ -206,7 +207,9 @@ class CudaBackend(Backend):
         lw = lower_kernel(func, arch, num_warps, facts,
                           getattr(options, "vectorize", True) if options else True,
                           sanitize=bool(getattr(options, "sanitize", False)),
-                          tuning=getattr(options, "cuda", None))
+                          tuning=getattr(options, "cuda", None),
+                          fp_fusion=launch_choice(func.attrs, options, "enable_fp_fusion"),
+                          reflect_ftz=launch_choice(func.attrs, options, "enable_reflect_ftz"))
         return lw, facts, bound
 
     def plan_text(self, func, options=None) -> str:

@@ -50,10 +50,12 @@ class Lowering:
     """Lowers one ``ir.Function`` to an LLVM module holding one PTX kernel."""
 
     def __init__(self, func, arch: int, num_warps: int = 4, facts=None, vectorize: bool = True,
-                 sanitize: bool = False, tuning=None):
+                 sanitize: bool = False, tuning=None, fp_fusion: bool = True, reflect_ftz: bool = True):
         from .sanitize import wants_reports
         self.func, self.arch, self.num_warps = func, arch, num_warps
         self.tuning = tuning if tuning is not None else _default_tuning()  # CudaTuning: strategy switches
+        self.fp_fusion = fp_fusion          # enable_fp_fusion: float + - * may contract into fma
+        self.reflect_ftz = reflect_ftz      # enable_reflect_ftz: fp32 exp2 flushes subnormal results
         self.sanitize = bool(sanitize)                  # bounds checks (sanitize.py)
         self.reports = wants_reports(func, sanitize)    # + buffer table and error record params
         self.accesses, self.asserts, self.failed = [], [], None
@@ -335,13 +337,15 @@ def _default_tuning():
 
 
 def lower_kernel(func, arch: int, num_warps: int = 4, facts=None, vectorize=True, sanitize=False,
-                 tuning=None):
+                 tuning=None, fp_fusion=True, reflect_ftz=True):
     """Lower ``func``; returns the :class:`Lowering` (``text``, ``smem_bytes``; for
     sanitize mode and asserts ``reports``, ``accesses``, ``asserts``: see sanitize.py).
-    ``tuning``: the ``CudaTuning`` (runtime/options.py; default: as shipped)."""
+    ``tuning``: the ``CudaTuning`` (runtime/options.py; default: as shipped);
+    ``fp_fusion`` / ``reflect_ftz``: the kernel's ``enable_fp_fusion`` /
+    ``enable_reflect_ftz`` (runtime/options.py ``launch_choice``)."""
     from . import rules_elementwise, rules_memory, rules_tiles, rules_reduce, rules_control  # noqa: F401
     from . import rules_atomic, rules_inline_asm  # noqa: F401
     from . import rules_combine_reduce  # noqa: F401  (tt.combine_reduce)
-    lw = Lowering(func, arch, num_warps, facts, vectorize, sanitize, tuning)
+    lw = Lowering(func, arch, num_warps, facts, vectorize, sanitize, tuning, fp_fusion, reflect_ftz)
     lw.text = lw.lower()
     return lw

@@ -34,7 +34,7 @@ def _slot_rule(lw, op):
     """``(*slot values) -> value``: ``op`` on one slot by the shared LLVM rule."""
     ins = [v.type.element for v in op.operands]
     out = op.result.type.element
-    return lambda *xs: lower_elementwise(lw.b, op, list(xs), ins, out, caps=NVPTX)
+    return lambda *xs: lower_elementwise(lw.b, op, list(xs), ins, out, caps=NVPTX, contract=lw.fp_fusion)
 
 
 @RULES.register(ops.ElementwiseOp)
@@ -244,8 +244,8 @@ LOG2E = 1.4426950408889634
 def _f32_math(lw, fn_name, x):
     """One math function on an fp32 value (approximate hardware units where precise enough)."""
     b, c = lw.b, (lambda v: ir.Constant(T.F32, v))
-    if fn_name == "exp":
-        return _exp2(lw, b.fmul(x, c(LOG2E)))
+    if fn_name == "exp":         # as Triton's tl.exp: never flushed
+        return lw.call("llvm.nvvm.ex2.approx.f", T.F32, [b.fmul(x, c(LOG2E))])
     if fn_name == "exp2":
         return _exp2(lw, x)
     if fn_name == "log":         # the CPU's polynomial (1 ulp; lg2.approx is 2**-22 absolute)
@@ -268,7 +268,12 @@ def _f32_math(lw, fn_name, x):
 
 
 def _exp2(lw, x):
-    return lw.call("llvm.nvvm.ex2.approx.f", T.F32, [x])
+    """fp32 exp2 as Triton's (libdevice ``__nv_exp2f`` under ``nvvm-reflect-ftz``):
+    ``ex2.approx.ftz.f32``, results below 2**-126 flushed to 0, unless the kernel's
+    ``enable_reflect_ftz`` is off (``ex2.approx.f32``: subnormal results kept, at the cost
+    of a range check and two multiplies around each MUFU.EX2)."""
+    ftz = ".ftz" if lw.reflect_ftz else ""
+    return lw.call(f"llvm.nvvm.ex2.approx{ftz}.f", T.F32, [x])
 
 
 def _approx(lw, name, x):

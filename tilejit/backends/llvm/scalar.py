@@ -66,10 +66,21 @@ def _is_bf16(dt) -> bool:
     return isinstance(dt, DType) and dt.name == "bf16"
 
 
+# float + - * that may be contracted with a neighbour into one fused multiply-add
+_CONTRACTABLE = {ops.AddOp: "fadd", ops.SubOp: "fsub", ops.MulOp: "fmul"}
+
+
 def lower_elementwise(b: ir.IRBuilder, op, args: list, in_dtypes: list, out_dtype, math=None,
-                      caps: Capabilities = CPU):
-    """Lower elementwise ``op`` applied to LLVM values ``args`` on a target with ``caps``."""
+                      caps: Capabilities = CPU, contract: bool = False):
+    """Lower elementwise ``op`` applied to LLVM values ``args`` on a target with ``caps``.
+    ``contract`` (the kernel's ``enable_fp_fusion``): a float ``+``, ``-`` or ``*`` (not
+    libdevice's ``add_rn``...: the op's ``rn``) carries LLVM's ``contract`` flag, so that
+    code generation may fuse ``a * b + c`` into one fma (one rounding instead of two;
+    docs/differences.md)."""
     rule = RULES.lookup(type(op))
+    if contract and type(op) in _CONTRACTABLE and getattr(in_dtypes[0], "kind", "") == "float" \
+            and not op.attrs.get("rn") and not (_is_bf16(in_dtypes[0]) and not caps.native_bf16):
+        return getattr(b, _CONTRACTABLE[type(op)])(*args, flags=("contract",))
     if not caps.native_bf16 and any(_is_bf16(d) for d in in_dtypes) \
             and not isinstance(op, (ops.CastOp, ops.BitcastOp, ops.SelectOp)):
         # compute in float32, round the result back

@@ -23,8 +23,9 @@ class TritonOptions:
     """Triton's compile options as tilejit reads them.  ``num_warps`` and
     ``num_stages`` shape CUDA kernels (the CPU backend runs one program per task and
     ignores them); ``debug`` is accepted (tilejit always checks ``tl.device_assert``);
-    ``sanitize_overflow``, ``enable_fp_fusion`` and ``launch_pdl`` are accepted
-    and have no effect; ``launch_cooperative_grid=True`` is refused at compile."""
+    ``enable_fp_fusion`` and ``enable_reflect_ftz`` are tilejit's Options fields of those
+    names (CUDA only; runtime/options.py); ``sanitize_overflow`` and ``launch_pdl`` are
+    accepted and have no effect; ``launch_cooperative_grid=True`` is refused at compile."""
     backend_name: str = "cpu"
     arch: object = ""
     num_warps: int = 4
@@ -34,6 +35,7 @@ class TritonOptions:
     debug: bool = False
     sanitize_overflow: bool = True
     enable_fp_fusion: bool = True
+    enable_reflect_ftz: bool = True
     launch_cooperative_grid: bool = False
     launch_pdl: bool = False
     extern_libs: tuple | None = None

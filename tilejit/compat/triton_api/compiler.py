@@ -91,6 +91,13 @@ def _tilejit_target(target: GPUTarget) -> str:
     return "interpreter" if target.backend == "interpreter" else choose_backend(get_options(), "cpu")
 
 
+def _fp_options(options) -> dict:
+    """Triton's ``enable_fp_fusion`` / ``enable_reflect_ftz`` where the caller set them
+    (tilejit's Options fields of those names; unset: the Options' own default)."""
+    return {k: bool(v) for k, v in (options or {}).items()
+            if k in ("enable_fp_fusion", "enable_reflect_ftz")}
+
+
 def compile(src, target=None, options=None, _env_vars=None):
     """Compile ``src`` (an :class:`ASTSource`) for ``target`` (default: the active
     driver's) with Triton's ``options`` dict; returns a :class:`CompiledKernel`."""
@@ -113,7 +120,7 @@ def compile(src, target=None, options=None, _env_vars=None):
     kernel = tilejit_compile(src.fn, signature=sig, constexprs=consts,
                              divisible_by_16=src.divisible_by_16(), target=where,
                              num_warps=opts.num_warps, num_stages=opts.num_stages,
-                             options=get_options())
+                             options=get_options().with_(**_fp_options(options)))
     h = hashlib.sha256(f"{src.hash()}-{backend.hash()}-{opts.hash()}".encode()).hexdigest()
     meta = KernelMetadata(
         name=src.name, hash=h, target=target, backend=where.partition(":")[0],

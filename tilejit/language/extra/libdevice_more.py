@@ -319,9 +319,10 @@ fast_log10f = _as_op(lambda x: _narrow(sem.mul(_m("log", _wide(x)[1]), 1 / math.
                      "fast_log10f", "Base-10 logarithm.")
 fast_exp10f = _as_op(lambda x: _narrow(_m("exp", sem.mul(_wide(x)[1], math.log(10.0))), _wide(x)[0]),
                      "fast_exp10f", "10**x.")
-add_rn = _as_op(sem.add, "add_rn", "x + y, rounded to nearest even.")
-sub_rn = _as_op(sem.sub, "sub_rn", "x - y, rounded to nearest even.")
-mul_rn = _as_op(sem.mul, "mul_rn", "x * y, rounded to nearest even.")
+# rounded on their own: never contracted into an fma (enable_fp_fusion; ops.AddOp's ``rn``)
+add_rn = _as_op(lambda x, y: sem.add(x, y, rn=True), "add_rn", "x + y, rounded to nearest even.")
+sub_rn = _as_op(lambda x, y: sem.sub(x, y, rn=True), "sub_rn", "x - y, rounded to nearest even.")
+mul_rn = _as_op(lambda x, y: sem.mul(x, y, rn=True), "mul_rn", "x * y, rounded to nearest even.")
 fma_rn = _as_op(sem.fma, "fma_rn", "x * y + z with one rounding to nearest even.")
 rcp_rn = _as_op(lambda x: sem.fdiv(1.0, x, True), "rcp_rn", "1 / x, rounded to nearest even.")
 finitef = _as_op(lambda x: sem.compare(st.abs(x), float("inf"), "lt"), "finitef", "int1: x is finite.")
