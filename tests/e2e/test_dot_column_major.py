@@ -6,11 +6,12 @@ read by ``ldmatrix.trans``, B by plain ``ldmatrix``: rules_mma.plan_kmajor_loads
 switch ``kmajor_operands`` off loads it per element (tests/cuda_switches.py: on cuda, and
 on cpu with the PTX check)."""
 import pytest
-import torch
 
 import tilejit
 import tilejit.language as tl
 from tests.cuda_switches import switched
+
+torch = pytest.importorskip("torch")   # the references and the operands' dtypes
 
 SWITCHES = {"per element": {"kmajor_operands": False}}
 

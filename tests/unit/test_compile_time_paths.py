@@ -71,6 +71,7 @@ def test_rule_table_resolves_once_and_notices_changes():
 
 @needs_cpu
 def test_compile_time_bench_runs(tmp_path):
+    pytest.importorskip("torch")     # the bench loads the tutorials, whose modules import torch
     env = dict(os.environ, PYTHONPATH=ROOT, TILEJIT_CACHE_DIR=str(tmp_path / "cache"))
     r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_compile_time.py"), "--reps", "1",
                         "--no-inductor", "--targets", "cpu,cuda:90", "--only", "vector add",
