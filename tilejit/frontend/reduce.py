@@ -38,9 +38,7 @@ def reduce_region(inputs, axis, combine, keep_dims=False):
     if rank == 0:
         return inputs
     if axis is None:
-        flat = tuple(st.reshape(x, (x.numel,)) for x in inputs)
-        out = reduce_region(flat, 0, combine)
-        return tuple(st.reshape(o, (1,) * rank) for o in out) if keep_dims else out
+        return lang_scan.reduce_flattened(inputs, lambda flat: reduce_region(flat, 0, combine), keep_dims)
     axis = lang_scan._norm_axis(axis, rank, "reduction")
     block = _combine_block(inputs, combine)
     if block is None:

@@ -81,6 +81,14 @@ def _norm_axis(axis, rank, what):
     return axis % rank
 
 
+def reduce_flattened(inputs, reduce_axis0, keep_dims):
+    """A reduction over every axis of the tuple ``inputs`` (rank >= 1): ``reduce_axis0`` of
+    their row-major flattening, reshaped to all-ones dims when ``keep_dims``."""
+    rank = len(inputs[0].shape)
+    out = reduce_axis0(tuple(st.reshape(x, (x.numel,)) for x in inputs))
+    return tuple(st.reshape(o, (1,) * rank) for o in out) if keep_dims else out
+
+
 def reduce_tree(inputs, axis, combine, keep_dims=False):
     """Reduce the tuple ``inputs`` along ``axis`` (None: all) with ``combine``; returns a tuple."""
     inputs = _check_inputs(inputs, "reduce")
@@ -88,9 +96,7 @@ def reduce_tree(inputs, axis, combine, keep_dims=False):
     if rank == 0:
         return inputs
     if axis is None:
-        flat = tuple(st.reshape(x, (x.numel,)) for x in inputs)
-        out = reduce_tree(flat, 0, combine)
-        return tuple(st.reshape(o, (1,) * rank) for o in out) if keep_dims else out
+        return reduce_flattened(inputs, lambda flat: reduce_tree(flat, 0, combine), keep_dims)
     axis = _norm_axis(axis, rank, "reduction")
     perm = tuple(d for d in range(rank) if d != axis) + (axis,)
     xs = tuple(st.permute(x, perm) for x in inputs)
