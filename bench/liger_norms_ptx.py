@@ -110,6 +110,17 @@ def ptxas_info(ptx, path):
     return " ".join(ln.split(":", 1)[-1].strip() for ln in r.stderr.splitlines() if "Used" in ln or "spill" in ln)
 
 
+def report(impl, out_dir, name, fn, params, warps, top):
+    """Compile ``fn`` with ``impl`` (tilejit or triton), keep and assemble its PTX in
+    ``out_dir``, and print ptxas' figures and the ``top`` most frequent instructions."""
+    from memory_bound_ptx import histogram
+    ptx, info = (run_triton if impl == "triton" else run_tilejit)(fn, params, warps)
+    info += " " + ptxas_info(ptx, os.path.join(out_dir, f"{name}.{impl}.ptx"))
+    h = histogram(ptx)
+    most = " ".join(f"{k}:{v}" for k, v in h.most_common(top))
+    print(f"== {name} [{impl}] {info} total={sum(h.values())}\n   {most}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--impl", choices=["tilejit", "triton"], required=True)
@@ -122,21 +133,14 @@ def main():
         install_triton_alias()
     import importlib
     import triton.language as tl
-    from memory_bound_ptx import histogram
     for mod, name, params, warps in kernels(tl):
         if a.only and name not in a.only.split(","):
             continue
         fn = getattr(importlib.import_module("liger_kernel.ops." + mod), name)
         try:
-            ptx, info = (run_triton if a.impl == "triton" else run_tilejit)(fn, params, warps)
+            report(a.impl, a.out, name, fn, params, warps, 40)
         except Exception as e:  # one kernel's failure is one line
             print(f"{name}: FAILED {type(e).__name__}: {e}")
-            continue
-        path = os.path.join(a.out, f"{name}.{a.impl}.ptx")
-        info += " " + ptxas_info(ptx, path)
-        h = histogram(ptx)
-        top = " ".join(f"{k}:{v}" for k, v in h.most_common(40))
-        print(f"== {name} [{a.impl}] {info} total={sum(h.values())}\n   {top}")
 
 
 if __name__ == "__main__":

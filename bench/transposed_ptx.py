@@ -28,20 +28,14 @@ def main():
     import triton
     import triton.language as tl
     import bench_transposed_cuda as b
-    from liger_norms_ptx import ptxas_info, run_tilejit, run_triton
-    from memory_bound_ptx import histogram
+    from liger_norms_ptx import report
     tr, dc = b._kernels(triton.jit, tl) if a.impl == "triton" else b._kernels(triton.jit)
     cases = [(f"transpose_{d}", tr, dict(X=f"*{d}", sxm=1, sxn="i32", Y=f"*{d}", sym="i32", syn=1,
                                          BM=64, BN=64)) for d in ("fp32", "fp16")]
     cases.append(("dot_colmajor", dc, dict(X="*fp16", sxm=1, sxk="i32", Y="*fp16", syk=1, syn="i32",
                                            Z="*fp32", B=64)))
     for name, fn, params in cases:
-        ptx, info = (run_triton if a.impl == "triton" else run_tilejit)(fn, params, 4)
-        path = os.path.join(a.out, f"{name}.{a.impl}.ptx")
-        info += " " + ptxas_info(ptx, path)
-        h = histogram(ptx)
-        top = " ".join(f"{k}:{v}" for k, v in h.most_common(24))
-        print(f"== {name} [{a.impl}] {info}\n   {top}")
+        report(a.impl, a.out, name, fn, params, 4, 24)
 
 
 if __name__ == "__main__":
