@@ -16,7 +16,10 @@ from ...ir.types import TileType
 from ..llvm.builder_utils import counted_loop
 from ..llvm.intrinsics import declare
 from . import types as T
+from ...runtime.options import CudaTuning
 from .layout import Layout, kernel_max_vec, make_layout
+from .occupancy import cap_registers
+from .sanitize import wants_reports
 from .target import DATA_LAYOUT, TRIPLE
 
 RULES = RuleTable("cuda lowering")
@@ -51,9 +54,8 @@ class Lowering:
 
     def __init__(self, func, arch: int, num_warps: int = 4, facts=None, vectorize: bool = True,
                  sanitize: bool = False, tuning=None, fp_fusion: bool = True, reflect_ftz: bool = True):
-        from .sanitize import wants_reports
         self.func, self.arch, self.num_warps = func, arch, num_warps
-        self.tuning = tuning if tuning is not None else _default_tuning()  # CudaTuning: strategy switches
+        self.tuning = tuning if tuning is not None else CudaTuning()  # CudaTuning: strategy switches
         self.fp_fusion = fp_fusion          # enable_fp_fusion: float + - * may contract into fma
         self.reflect_ftz = reflect_ftz      # enable_reflect_ftz: fp32 exp2 flushes subnormal results
         self.sanitize = bool(sanitize)                  # bounds checks (sanitize.py)
@@ -125,7 +127,6 @@ class Lowering:
         self.lower_block(self.func.block)
         if not self.b.block.is_terminated:
             self.b.ret_void()
-        from .occupancy import cap_registers
         cap_registers(self)                 # two CTAs per SM for wgmma-ring kernels (occupancy.py)
         self.plan.reg_cap = self.reg_cap
         self._finish_smem()
@@ -323,17 +324,6 @@ class Lowering:
         fn()
         self.b.branch(done)
         self.b.position_at_end(done)
-
-
-def lower_function(func, arch: int, num_warps: int = 4, facts=None, vectorize=True):
-    """Lower ``func``; returns (LLVM IR text, shared-memory bytes)."""
-    lw = lower_kernel(func, arch, num_warps, facts, vectorize)
-    return lw.text, lw.smem_bytes
-
-
-def _default_tuning():
-    from ...runtime.options import CudaTuning
-    return CudaTuning()
 
 
 def lower_kernel(func, arch: int, num_warps: int = 4, facts=None, vectorize=True, sanitize=False,

@@ -1,0 +1,98 @@
+"""The cuda backend's import graph (issue 19): its modules' module-level imports of one
+another form no cycle, the modules listed in CLEAN import no sibling inside a function,
+and the backend as a whole has at most IN_FUNCTION_BUDGET such imports (lower it when
+you remove some; an in-function import hides a cycle the module-level graph would show).
+The remaining ones and where they are: docs/architecture.md, "Status of issue 19"."""
+import ast
+import pathlib
+
+import tilejit
+
+CUDA = pathlib.Path(tilejit.__file__).parent / "backends" / "cuda"
+
+# modules with no in-function import of a sibling (keep them so; add the ones you clean)
+CLEAN = {"backend", "hoist_loads", "native_launch", "plan", "rules_atomic", "rules_combine_reduce",
+         "rules_control", "rules_elementwise", "rules_inline_asm", "rules_tiles", "scatter",
+         "target", "types"}
+IN_FUNCTION_BUDGET = 85      # 104 at 4da33bb
+
+
+def _siblings(node, names):
+    """The sibling modules (of ``names``) an import statement names."""
+    if isinstance(node, ast.ImportFrom) and node.level == 1:
+        found = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
+    elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tilejit.backends.cuda."):
+        found = [node.module.split(".")[3]]
+    else:
+        found = []
+    return [m for m in found if m in names]
+
+
+def import_graph(sources: dict) -> tuple:
+    """``(module level, in function)`` for ``sources`` {module: text}: {module: set of
+    siblings imported at module level} and {module: [(sibling, line)] imported in a function}."""
+    top, inner = {}, {}
+    for name, text in sources.items():
+        tree = ast.parse(text)
+        top[name] = {m for node in tree.body for m in _siblings(node, sources)}
+        inner[name] = [(m, node.lineno) for fn in ast.walk(tree)
+                       if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       for node in ast.walk(fn) for m in _siblings(node, sources)]
+    return top, inner
+
+
+def find_cycle(graph: dict) -> list:
+    """One cycle of ``graph`` as a path [a, b, ..., a], or []."""
+    state = {}
+
+    def visit(n, path):
+        state[n] = 1
+        for m in sorted(graph.get(n, ())):
+            if state.get(m) == 1:
+                return path[path.index(m):] + [m]
+            if m not in state:
+                found = visit(m, path + [m])
+                if found:
+                    return found
+        state[n] = 2
+        return []
+
+    for n in sorted(graph):
+        if n not in state:
+            found = visit(n, [n])
+            if found:
+                return found
+    return []
+
+
+def _sources():
+    return {p.stem: p.read_text() for p in sorted(CUDA.glob("*.py"))}
+
+
+def test_no_module_level_import_cycle():
+    top, _ = import_graph(_sources())
+    assert find_cycle(top) == []
+
+
+def test_clean_modules_import_no_sibling_inside_a_function():
+    _, inner = import_graph(_sources())
+    bad = {m: inner[m] for m in sorted(CLEAN) if inner.get(m)}
+    assert not bad, f"in-function imports of siblings (import them at the top): {bad}"
+
+
+def test_in_function_imports_do_not_grow():
+    _, inner = import_graph(_sources())
+    n = sum(len(v) for v in inner.values())
+    assert n <= IN_FUNCTION_BUDGET, (
+        f"{n} in-function imports of sibling modules in backends/cuda, more than the "
+        f"{IN_FUNCTION_BUDGET} allowed: import at module level (no cycle: see the test above)")
+
+
+def test_the_checker_finds_in_function_imports_and_cycles():
+    src = {"a": "from .b import f\n", "b": "from . import c\ndef g():\n    from .a import h\n",
+           "c": "from tilejit.backends.cuda.a import x\nimport os\n"}
+    top, inner = import_graph(src)
+    assert top == {"a": {"b"}, "b": {"c"}, "c": {"a"}}
+    assert inner == {"a": [], "b": [("a", 3)], "c": []}
+    assert find_cycle(top) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) == []
