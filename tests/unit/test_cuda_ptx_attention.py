@@ -111,27 +111,22 @@ def test_strided_k_loads_without_kmajor(arch):
 @needs_ptxas
 @pytest.mark.parametrize("arch", [80, 90])
 def test_attention_assembles(arch):
-    """As shipped: on sm_80 the ring with the first dot an iteration ahead (mma.sync), no
-    cap and no spills; on sm_90a its dots on wgmma and (every dot of the kernel in a
-    wgmma ring, occupancy.py) the registers capped at 128 for two CTAs per SM, the first
-    dot then in order (its wgmma waited for before the softmax's exp2s): no spills."""
+    """As shipped, ptxas assembles it without spills: on sm_90a within the 128 registers
+    of the planned cap, the first dot's wgmma waited for before the softmax's exp2s.
+    Which path is taken (the ring on wgmma with the cap and the first dot in order on
+    sm_90, on mma.sync with the first dot an iteration ahead and no cap on sm_80) is the
+    planning stage's decision: tests/golden/cuda_plan/attention_block_ptr.py."""
     ptx = _ptx(arch)
     msg = tgt.ptxas(ptx, arch, verbose=True)
     regs = int(re.search(r"Used (\d+) registers", msg).group(1))
     spills = [int(x) for x in re.findall(r"(\d+) bytes spill (?:stores|loads)", msg)]
     assert max(spills) == 0, msg
     if arch == 90:
-        assert re.findall(r"\.maxnreg (\d+)", ptx) == ["128"] and regs <= 128
+        assert regs <= 128, msg
         body = _loop(ptx)
         assert body.index("wgmma.wait_group.sync.aligned 0;") < body.index("ex2.approx")
-        assert ptx.count("wgmma.mma_async") == body.count("wgmma.mma_async") == 8
     else:
-        assert ".maxnreg" not in ptx and regs <= 255, msg
-        assert _ptx_count_mma(ptx) == 96          # the first tile's q @ k before the loop
-
-
-def _ptx_count_mma(ptx):
-    return ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+        assert regs <= 255, msg
 
 
 def _ptx_with_attrs(**attrs):

@@ -8,6 +8,7 @@
 # RUN: cuda-plan --arch=90 --warps=8 --kernel=attn_fwd --attrs=min_ctas_per_sm=1 --check-prefix=LAUNCH
 # RUN: cuda-plan --arch=90 --warps=8 --kernel=attn_fwd --tuning=ring_occupancy=0 --check-prefix=LAUNCH
 # RUN: cuda-plan --arch=90 --warps=8 --kernel=attn_fwd --tuning=row_ring=0 --check-prefix=NORING
+# RUN: cuda-plan --arch=80 --warps=8 --kernel=attn_fwd --check-prefix=SM80
 # ARGS: Q=*fp16:16 K=*fp16:16 V=*fp16:16 sm_scale=fp32 Out=*fp16:16
 # ARGS: stride_qm=i32:16 stride_kn=i32:16 stride_vk=i32:16 stride_om=i32:16 N_CTX=i32:16
 # CONSTEXPRS: HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64
@@ -15,7 +16,8 @@ from tests.e2e.test_ring_computed_pointers import attn_fwd  # noqa: F401
 
 # CAP-LABEL: cuda-plan @attn_fwd (sm_90, 8 warps)
 # CAP: scf.for at {{.*}}: row ring
-# CAP: row ring: 3 stages of 16384 B, 2 ahead
+# Under the cap the first dot stays in its iteration (its wgmma waited for before the softmax).
+# CAP: row ring: 3 stages of 16384 B, 2 ahead{{$}}
 # CAP-NEXT: copy: {{.*}} K-major (64, 64), 8 x 2 B per cp.async, wgmma
 # CAP-NEXT: copy: {{.*}} N-major (64, 64), 8 x 2 B per cp.async, wgmma
 # CAP: register cap: .maxnreg 128 (two CTAs per SM; occupancy.py)
@@ -30,3 +32,14 @@ from tests.e2e.test_ring_computed_pointers import attn_fwd  # noqa: F401
 # NORING: rotated: {{.*}} (computed pointer), width 1, K-major width 4
 # NORING-NEXT: rotated: {{.*}} (computed pointer), width 4
 # NORING-NOT: register cap
+
+# On sm_80: the ring's dots on mma.sync, the first one an iteration ahead (q @ k of the
+# first tile before the loop), no register cap.
+# SM80-LABEL: cuda-plan @attn_fwd (sm_80, 8 warps)
+# SM80: scf.for at {{.*}}: row ring
+# SM80: row ring: 3 stages of 16384 B, 2 ahead, first dot an iteration ahead
+# SM80-NEXT: copy: {{.*}} K-major (64, 64), 8 x 2 B per cp.async, mma.sync
+# SM80-NEXT: copy: {{.*}} N-major (64, 64), 8 x 2 B per cp.async, mma.sync
+# SM80: A from registers: loop-invariant
+# SM80: A from registers: a region tile
+# SM80-NOT: register cap
