@@ -11,10 +11,10 @@ import tilejit
 CUDA = pathlib.Path(tilejit.__file__).parent / "backends" / "cuda"
 
 # modules with no in-function import of a sibling (keep them so; add the ones you clean)
-CLEAN = {"backend", "hoist_loads", "native_launch", "plan", "rules_atomic", "rules_combine_reduce",
+CLEAN = {"backend", "hoist_loads", "kernel", "lowering", "native_launch", "plan", "rules_atomic", "rules_combine_reduce",
          "rules_control", "rules_elementwise", "rules_inline_asm", "rules_tiles", "scatter",
          "target", "types"}
-IN_FUNCTION_BUDGET = 85      # 104 at 4da33bb
+IN_FUNCTION_BUDGET = 73      # 104 at 4da33bb
 
 
 def _siblings(node, names):

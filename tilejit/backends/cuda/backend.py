@@ -20,7 +20,7 @@ from ...transforms.align_version import align_version
 from . import target as tgt
 from .async_pipeline import _versioned_fallbacks
 from .driver import Launcher, cuda_available, current_device_arch, get_device
-from .lowering import lower_kernel
+from .kernel import lower_kernel
 from .plan import plan_notes, print_plan
 from .rules_memory import CUDA_ACCESS
 
