@@ -75,6 +75,9 @@ class Lowering:
         self.ring_b = {}                    # dot -> its B tile's ring stage (rows_ring, per iteration)
         self._yielded = None                # the tiles a region's terminator yields (rules_control)
         self._print_fmts = {}               # format text -> its global string (device_print)
+        self.wide_products = {}             # (block, x, y) -> i64 32x32-bit product (rules_elementwise._umulhi)
+        self.atomic_use_counts = None       # id(value) -> uses, once an atomic asks (rules_atomic)
+        self.in_remat = False               # rules_tiles.rematerialize is recomputing a chain
         self.threads = num_warps * 32
         self.facts, self.vectorize = facts, vectorize
         self.module = ir.Module(name=func.name)
