@@ -2,6 +2,7 @@
 another form no cycle, the modules listed in CLEAN import no sibling inside a function,
 and the backend as a whole has at most IN_FUNCTION_BUDGET such imports (lower it when
 you remove some; an in-function import hides a cycle the module-level graph would show).
+The rules set on the ``Lowering`` (``lw``) only the fields its class declares.
 The remaining ones and where they are: docs/architecture.md, "Status of issue 19"."""
 import ast
 import pathlib
@@ -96,3 +97,44 @@ def test_the_checker_finds_in_function_imports_and_cycles():
     assert inner == {"a": [], "b": [("a", 3)], "c": []}
     assert find_cycle(top) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) == []
+
+
+def lowering_fields(text: str) -> set:
+    """The attributes ``Lowering`` declares: every ``self.X = ...`` in the class and its
+    methods' names."""
+    fields = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ClassDef) and node.name == "Lowering":
+            fields |= {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+            fields |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+                       and isinstance(n.value, ast.Name) and n.value.id == "self"
+                       and isinstance(n.ctx, ast.Store)}
+    return fields
+
+
+def grown_fields(sources: dict, fields: set) -> list:
+    """``(module, line, what)`` for each ``lw.X = ...`` of an undeclared X and each
+    ``getattr(lw, ...)`` (a field read with a default: state grown at run time)."""
+    bad = []
+    for name, text in sources.items():
+        for n in ast.walk(ast.parse(text)):
+            if (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "lw"
+                    and isinstance(n.ctx, ast.Store) and n.attr not in fields):
+                bad.append((name, n.lineno, n.attr))
+            if (isinstance(n, ast.Call) and getattr(n.func, "id", None) in ("getattr", "setattr", "hasattr")
+                    and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id == "lw"):
+                bad.append((name, n.lineno, n.func.id))
+    return bad
+
+
+def test_rules_set_only_declared_lowering_fields():
+    src = _sources()
+    assert grown_fields(src, lowering_fields(src["lowering"])) == []
+
+
+def test_the_field_checker_finds_grown_state():
+    cls = "class Lowering:\n    def __init__(self):\n        self.values = {}\n    def get(self):\n        pass\n"
+    assert lowering_fields(cls) == {"__init__", "get", "values"}
+    rule = ("def r(lw, op):\n    lw.values[op] = 1\n    lw.cache = {}\n"
+            "    x = getattr(lw, 'y', None)\n    lw.get()\n")
+    assert grown_fields({"rules_x": rule}, {"values", "get"}) == [("rules_x", 3, "cache"), ("rules_x", 4, "getattr")]

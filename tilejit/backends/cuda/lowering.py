@@ -98,6 +98,7 @@ class Lowering:
         self.remat = None                   # remat.Remat while lowering (kernel.lower_kernel)
         self.wgmma_ring_dots = {}           # dot -> (its loop, row region?): lowered in a wgmma ring
         self.reg_cap = None                 # registers per thread capped at (occupancy.py), or None
+        self.text = ""                      # the LLVM IR, once lowered (kernel.lower_kernel)
         self.kernel = self._declare_kernel()
 
     # ---- module and kernel ---------------------------------------------------
