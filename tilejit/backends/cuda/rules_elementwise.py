@@ -211,7 +211,7 @@ def _constant_run(lw, value, lay) -> int:
     two dividing both the chunk size and the proved constancy along the last dimension
     (chunks start at multiples of their size, inside one row).  1 when unknown."""
     if not lw.tuning.chunk_constant_cmp or lay is None or lay.vec == 1 or lw.facts is None or lw.sanitize \
-            or lw.in_remat:     # (facts of the value, not of its broadcast)
+            or getattr(lw, "in_remat", False):     # (facts of the value, not of its broadcast)
         return 1
     info = lw.axis(value)
     if info is None:

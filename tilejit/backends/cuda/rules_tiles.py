@@ -176,7 +176,7 @@ def _plan(lw, value, dims, plan, seen) -> bool:
 
 def _remat_plan(lw, value, trans):
     """rematerialize's steps for ``value`` (``trans``: of its 2-D transpose), or None."""
-    if not lw.tuning.remat_broadcasts or lw.sanitize or lw.in_remat:
+    if not lw.tuning.remat_broadcasts or lw.sanitize or getattr(lw, "in_remat", False):
         return None
     dims = (1, 0) if trans else tuple(range(len(value.type.shape)))
     plan = []
