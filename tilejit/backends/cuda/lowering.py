@@ -15,13 +15,13 @@ from llvmlite import ir
 from ...errors import LoweringError as CudaLoweringError
 from ...ir.core import RuleTable
 from ...ir.types import TileType
+from ...runtime.options import CudaTuning
 from ..llvm.builder_utils import counted_loop
 from ..llvm.intrinsics import declare
 from . import types as T
-from ...runtime.options import CudaTuning
 from .layout import Layout, kernel_max_vec, make_layout
-from .sanitize import wants_reports
 from .target import DATA_LAYOUT, TRIPLE
+from .sanitize import wants_reports
 
 RULES = RuleTable("cuda lowering")
 
