@@ -16,7 +16,7 @@ def _plans(fn, sig, cx, warps, tuning=None):
     """{loop: RowPlan or None} and the forced dot layouts, from a full lowering
     (``tuning``: a CudaTuning, default as shipped)."""
     from tilejit.backends.cuda import mma_rows
-    from tilejit.backends.cuda.lowering import lower_kernel
+    from tilejit.backends.cuda.kernel import lower_kernel
     from tilejit.analysis import analyze
     func, _ = build(fn, sig, cx, tuple(k for k, v in sig.items() if v.startswith("*")))
     func.attrs["num_stages"] = 3

@@ -50,10 +50,9 @@ def test_attention_loop_on_mma_with_the_accumulator_kept(arch):
     # per warp, 4 k-steps per dot, two dots
     assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
     assert "ld.local" not in ptx and "st.local" not in ptx
-    # A fragments come from registers: q's read once before the loop (4 ldmatrix.x4),
-    # p's built from the first dot's accumulator; B by 4 ldmatrix.x4 per dot and k-step
-    assert ptx.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") - body.count(
-        "ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4
+    # A fragments come from registers (q's read before the loop, p's built from the first
+    # dot's accumulator: the plan's a_regs, tests/golden/cuda_plan/attention_block_ptr.py
+    # NORING); B by 4 ldmatrix.x4 per dot and k-step
     assert body.count("ldmatrix.sync.aligned.m8n8.x4") == 2 * 4 * 4
     assert "ld.shared" not in body
     # the row max / row sum finish in the quad: 2 shuffles x 2 rows per thread, twice
@@ -96,42 +95,36 @@ def test_block_pointer_loads_are_prefetched_a_tile_ahead(arch):
 def test_strided_k_loads_without_kmajor(arch):
     """K-major B switched off: K's transposed tile moves in 2-byte strided loads, rotated a
     tile ahead too since the row region (mma_rows) left registers to spare; V in
-    4-element vectors; both B operands read by ldmatrix.trans."""
+    4-element vectors (the plan's widths: tests/golden/cuda_plan/attention_block_ptr.py
+    NOKMAJOR), all issued before the first mma; both B operands read by ldmatrix.trans."""
     with rows_switches(kmajor=False):
         body = _loop(_ptx(arch))
     first_mma = body.index("mma.sync")
-    vec = [m.start() for m in re.finditer(r"@%p\d+ ld\.global\.v\d\.b\d+", body)]
-    scal = [m.start() for m in re.finditer(r"@%p\d+ ld\.global\.b16", body)]
-    assert len(vec) == 4 and max(vec) < first_mma
-    assert len(scal) == 16 and max(scal) < first_mma
-    assert len(re.findall(r"ld\.global", body)) == 16 + 4
+    loads = list(re.finditer(r"(@%p\d+ )?ld\.global(\.[\w.]+)", body))
+    assert {(m.group(1) is not None, m.group(2)) for m in loads} == {(True, ".b16"), (True, ".v4.b16")}
+    assert max(m.start() for m in loads) < first_mma
     assert body.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 2 * 4 * 4
 
 
 @needs_ptxas
 @pytest.mark.parametrize("arch", [80, 90])
 def test_attention_assembles(arch):
-    """As shipped: on sm_80 the ring with the first dot an iteration ahead (mma.sync), no
-    cap and no spills; on sm_90a its dots on wgmma and (every dot of the kernel in a
-    wgmma ring, occupancy.py) the registers capped at 128 for two CTAs per SM, the first
-    dot then in order (its wgmma waited for before the softmax's exp2s): no spills."""
+    """As shipped, ptxas assembles it without spills: on sm_90a within the 128 registers
+    of the planned cap, the first dot's wgmma waited for before the softmax's exp2s.
+    Which path is taken (the ring on wgmma with the cap and the first dot in order on
+    sm_90, on mma.sync with the first dot an iteration ahead and no cap on sm_80) is the
+    planning stage's decision: tests/golden/cuda_plan/attention_block_ptr.py."""
     ptx = _ptx(arch)
     msg = tgt.ptxas(ptx, arch, verbose=True)
     regs = int(re.search(r"Used (\d+) registers", msg).group(1))
     spills = [int(x) for x in re.findall(r"(\d+) bytes spill (?:stores|loads)", msg)]
     assert max(spills) == 0, msg
     if arch == 90:
-        assert re.findall(r"\.maxnreg (\d+)", ptx) == ["128"] and regs <= 128
+        assert regs <= 128, msg
         body = _loop(ptx)
         assert body.index("wgmma.wait_group.sync.aligned 0;") < body.index("ex2.approx")
-        assert ptx.count("wgmma.mma_async") == body.count("wgmma.mma_async") == 8
     else:
-        assert ".maxnreg" not in ptx and regs <= 255, msg
-        assert _ptx_count_mma(ptx) == 96          # the first tile's q @ k before the loop
-
-
-def _ptx_count_mma(ptx):
-    return ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+        assert regs <= 255, msg
 
 
 def _ptx_with_attrs(**attrs):

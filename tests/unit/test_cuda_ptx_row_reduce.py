@@ -64,7 +64,5 @@ def test_switch_off_walks_the_staged_rows():
     assert _loops(ptx) >= 7          # one shared-memory walk per reduction
 
 
-def test_one_row_siblings_share_the_exchange_across_warps():
-    with cuda_tuning(fuse_siblings=False):
-        alone = _ptx(1, 2048, 16).count("bar.sync")
-    assert _ptx(1, 2048, 16).count("bar.sync") < alone
+# Each reduction's strategy (whole block, wide rows, general) and the siblings fused into one
+# exchange across warps are the planning stage's decisions: tests/golden/cuda_plan/row_block_reductions.py.

@@ -99,17 +99,18 @@ def register_backend(name: str, factory: Callable[[], Backend]) -> None:
 
 def get_backend(name: str) -> Backend:
     if name not in _INSTANCES:
-        _load_builtin_backends()
+        _load_builtin_backends((name,) if name in _BUILTIN else None)
         if name not in _FACTORIES:
             raise ValueError(f"unknown backend {name!r}; known: {sorted(_FACTORIES)}")
         _INSTANCES[name] = _FACTORIES[name]()
     return _INSTANCES[name]
 
 
-def available_backends() -> list[str]:
-    _load_builtin_backends()
+def available_backends(names=None) -> list[str]:
+    """The backends (of ``names``, default: every registered one) that can run here."""
+    _load_builtin_backends(names)
     out = []
-    for name in _FACTORIES:
+    for name in (_FACTORIES if names is None else [n for n in names if n in _FACTORIES]):
         try:
             if get_backend(name).is_available():
                 out.append(name)
@@ -123,8 +124,10 @@ _BUILTIN = {"interpreter": "tilejit.interpreter.backend",
             "cuda": "tilejit.backends.cuda.backend"}
 
 
-def _load_builtin_backends() -> None:
+def _load_builtin_backends(names=None) -> None:
+    """Import the builtin backends of ``names`` (default: all); each registers itself.
+    Only the asked ones: a cpu run does not import the cuda backend."""
     import importlib
     for name, module in _BUILTIN.items():
-        if name not in _FACTORIES:
+        if name not in _FACTORIES and (names is None or name in names):
             importlib.import_module(module)   # registers itself

@@ -115,7 +115,7 @@ def choose_backend(options, device: str = "cpu") -> str:
         return "cuda"
     if not _DEFAULT_BACKEND:
         from ..backends import available_backends
-        _DEFAULT_BACKEND.append("cpu" if "cpu" in available_backends() else "interpreter")
+        _DEFAULT_BACKEND.append("cpu" if available_backends(("cpu",)) else "interpreter")
     return _DEFAULT_BACKEND[0]
 
 

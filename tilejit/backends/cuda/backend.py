@@ -9,15 +9,23 @@ current stream.  The kernel's ``num_warps`` and target come from
 """
 from __future__ import annotations
 
-from .. import Backend, CompiledKernel, register_backend
-from . import target as tgt
+from .. import Backend, CompiledKernel, register_backend, reject_16bit_float_minmax
+from ...analysis import analyze
+from ...analysis.access import bounded_facts
+from ...errors import CompilationError, LaunchOptionError
+from ...ir.printer import print_function
+from ...runtime.cache import ptx_compile_cached
 from ...runtime.options import launch_choice
-from .lowering import lower_kernel
+from ...transforms.align_version import align_version
+from . import target as tgt
+from .async_pipeline import _versioned_fallbacks
+from .driver import Launcher, cuda_available, current_device_arch, get_device
+from .kernel import lower_kernel
+from .plan import plan_notes, print_plan
 from .rules_memory import CUDA_ACCESS
 
 
 def _printer(func) -> str:
-    from ...ir.printer import print_function
     return print_function(func)
 
 
@@ -36,8 +44,6 @@ def _facts(func, options, bounded=True):
     naming the kernel, never scalar code."""
     if options is not None and not getattr(options, "vectorize", True):
         return None, None
-    from ...analysis import analyze
-    from ...analysis.access import bounded_facts
     if not bounded or getattr(options, "sanitize", False):
         return analyze(func), None
     return bounded_facts(func, CUDA_ACCESS, GRID_BOUND)
@@ -79,7 +85,6 @@ class CudaKernel(CompiledKernel):
         if self._over(*grid):
             return self._general().launch(grid, args, **launch_options)
         if self._launcher is None:
-            from .driver import Launcher
             self._launcher = Launcher(self)
         self._launcher(grid, args, **launch_options)
 
@@ -98,7 +103,6 @@ class CudaKernel(CompiledKernel):
         return run if self.grid_bound is None else self._bounded(run, first_tensor)
 
     def _device_runner(self, first_tensor: int, torch):
-        from .driver import Launcher, get_device
         if self._launcher is None:
             self._launcher = Launcher(self)
         launcher = self._launcher
@@ -142,7 +146,6 @@ def _check_shared_memory(func, arch: int, nbytes: int) -> None:
     limit = MAX_SHARED.get(arch, min(MAX_SHARED.values()))
     if nbytes <= limit:
         return
-    from ...errors import CompilationError
     loc = func.loc
     raise CompilationError(
         f"kernel needs {nbytes} bytes of shared memory per program on the cuda backend, "
@@ -154,7 +157,6 @@ def _check_shared_memory(func, arch: int, nbytes: int) -> None:
 def _ring_decisions(func, lw) -> dict:
     """{dot loop: None (the cp.async ring) or why it kept the register path}, from the
     plan's loops, for ``TILEJIT_EXPLAIN`` (analysis/explain.py)."""
-    from .async_pipeline import _versioned_fallbacks
     out = {o: None if lp.ring is not None else lp.reason for o, lp in lw.plan.loops.items()
            if lp.ring is not None or lp.reason is not None}
     for slow, fast in _versioned_fallbacks(func).items():
@@ -178,7 +180,6 @@ class CudaBackend(Backend):
     name = "cuda"
 
     def is_available(self) -> bool:
-        from .driver import cuda_available
         return cuda_available()
 
     def lower(self, func, options=None, bounded: bool = True):
@@ -189,19 +190,15 @@ class CudaBackend(Backend):
         arch = tgt.parse_target(arch) if arch else self.default_arch()
         num_warps = int(func.attrs.get("num_warps", 4))
         if arch < 90:
-            from .. import reject_16bit_float_minmax
             reject_16bit_float_minmax(func, f"sm_{arch}")
         if int(func.attrs.get("num_ctas", 1)) > 1 and arch < 90:
-            from ...errors import LaunchOptionError
             raise LaunchOptionError(f"{func.name}: num_ctas > 1 requires NVIDIA SM90+ (Hopper); "
                                     f"this compile is for sm_{arch}")
         if num_warps > 32:
-            from ...errors import LaunchOptionError
             raise LaunchOptionError(f"{func.name}: num_warps={num_warps} is more than a CUDA block "
                                     "holds (32 warps, 1024 threads)")
         if getattr(options, "vectorize", True) and getattr(options, "align_version", True) \
                 and not getattr(options, "sanitize", False):
-            from ...transforms.align_version import align_version
             align_version(func, limits=CUDA_ACCESS)     # dot loops on runtime-checked alignment
         facts, bound = _facts(func, options, bounded)
         lw = lower_kernel(func, arch, num_warps, facts,
@@ -214,7 +211,6 @@ class CudaBackend(Backend):
 
     def plan_text(self, func, options=None) -> str:
         """The ``cuda-plan`` stage of ``func`` alone (lowered, no PTX made): goldens, tools."""
-        from .plan import print_plan
         return print_plan(self.lower(func, options)[0])
 
     def compile(self, func, options=None, bounded: bool = True) -> CudaKernel:
@@ -224,9 +220,7 @@ class CudaBackend(Backend):
         lw, facts, bound = self.lower(func, options, bounded)
         arch, num_warps = lw.arch, lw.num_warps
         _check_shared_memory(func, arch, lw.smem_bytes)
-        from ...runtime.cache import ptx_compile_cached     # LLVM + NVPTX, once per module (disk cache)
         opt, ptx = ptx_compile_cached(lw.text, arch, lw.arch_specific)
-        from .plan import plan_notes, print_plan
         asm = {"ttir": _printer(func), "cuda-plan": print_plan(lw), "llir": lw.text, "llir_opt": opt, "ptx": ptx}
         kernel = CudaKernel(func.name, func, asm, arch, num_warps, lw.smem_bytes)
         kernel.reports, kernel.sanitize = lw.reports, lw.sanitize
@@ -243,7 +237,6 @@ class CudaBackend(Backend):
         return kernel
 
     def default_arch(self) -> int:
-        from .driver import current_device_arch
         return current_device_arch() or tgt.DEFAULT_ARCH
 
 

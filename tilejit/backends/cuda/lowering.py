@@ -4,7 +4,9 @@ Every IR value becomes a :class:`Tile`: the list of LLVM values this thread hold
 (one per slot of the value's :class:`Layout`; a scalar is one uniform value).
 Rules registered in :data:`RULES` (one per op class, in rules_*.py) map the
 operands' tiles to the results' tiles.  A missing rule names the op; any error
-inside a rule is re-raised with the op's source location.
+inside a rule is re-raised with the op's source location.  This module imports no
+rule or strategy module: ``kernel.lower_kernel`` brings them together (the plan, the
+rules, the row-region rule and the conversion out of the mma layouts).
 """
 from __future__ import annotations
 
@@ -13,11 +15,13 @@ from llvmlite import ir
 from ...errors import LoweringError as CudaLoweringError
 from ...ir.core import RuleTable
 from ...ir.types import TileType
+from ...runtime.options import CudaTuning
 from ..llvm.builder_utils import counted_loop
 from ..llvm.intrinsics import declare
 from . import types as T
 from .layout import Layout, kernel_max_vec, make_layout
 from .target import DATA_LAYOUT, TRIPLE
+from .sanitize import wants_reports
 
 RULES = RuleTable("cuda lowering")
 
@@ -50,10 +54,12 @@ class Lowering:
     """Lowers one ``ir.Function`` to an LLVM module holding one PTX kernel."""
 
     def __init__(self, func, arch: int, num_warps: int = 4, facts=None, vectorize: bool = True,
-                 sanitize: bool = False, tuning=None, fp_fusion: bool = True, reflect_ftz: bool = True):
-        from .sanitize import wants_reports
+                 sanitize: bool = False, tuning=None, fp_fusion: bool = True, reflect_ftz: bool = True,
+                 region_rule=None, flatten=None):
         self.func, self.arch, self.num_warps = func, arch, num_warps
-        self.tuning = tuning if tuning is not None else _default_tuning()  # CudaTuning: strategy switches
+        self.region_rule = region_rule      # the rule of the ops in region_ops (mma_rows.lower_region)
+        self.flatten = flatten              # (lw, tile, value) -> the tile in its blocked layout
+        self.tuning = tuning if tuning is not None else CudaTuning()  # CudaTuning: strategy switches
         self.fp_fusion = fp_fusion          # enable_fp_fusion: float + - * may contract into fma
         self.reflect_ftz = reflect_ftz      # enable_reflect_ftz: fp32 exp2 flushes subnormal results
         self.sanitize = bool(sanitize)                  # bounds checks (sanitize.py)
@@ -69,6 +75,9 @@ class Lowering:
         self.ring_b = {}                    # dot -> its B tile's ring stage (rows_ring, per iteration)
         self._yielded = None                # the tiles a region's terminator yields (rules_control)
         self._print_fmts = {}               # format text -> its global string (device_print)
+        self.wide_products = {}             # (block, x, y) -> i64 32x32-bit product (rules_elementwise._umulhi)
+        self.atomic_use_counts = None       # id(value) -> uses, once an atomic asks (rules_atomic)
+        self.in_remat = False               # rules_tiles.rematerialize is recomputing a chain
         self.threads = num_warps * 32
         self.facts, self.vectorize = facts, vectorize
         self.module = ir.Module(name=func.name)
@@ -86,9 +95,10 @@ class Lowering:
         self.smem_window = None             # max scratch bytes asked while a cp.async ring is live
         self.region_ops = set()             # ops lowered in the mma / row layouts (mma_rows)
         self.keep_layout = False            # get() returns region tiles as they are (mma_rows)
-        self.remat = None                   # remat.Remat while lowering (lower())
+        self.remat = None                   # remat.Remat while lowering (kernel.lower_kernel)
         self.wgmma_ring_dots = {}           # dot -> (its loop, row region?): lowered in a wgmma ring
         self.reg_cap = None                 # registers per thread capped at (occupancy.py), or None
+        self.text = ""                      # the LLVM IR, once lowered (kernel.lower_kernel)
         self.kernel = self._declare_kernel()
 
     # ---- module and kernel ---------------------------------------------------
@@ -108,7 +118,8 @@ class Lowering:
             fn.attributes.add(f'"nvvm.minctasm"="{int(attrs["min_ctas_per_sm"])}"')
         return fn
 
-    def lower(self) -> str:
+    def begin(self):
+        """The kernel's entry block: the thread ids and the arguments' tiles."""
         entry = self.kernel.append_basic_block("entry")
         self.b = ir.IRBuilder(entry)
         self.tid = self.sreg("tid.x")
@@ -120,14 +131,11 @@ class Lowering:
             if not isinstance(el, T.PointerType) and el.kind == "bool":
                 v = self.b.icmp_unsigned("!=", p, ir.Constant(T.I8, 0))
             self.values[arg.value] = Tile([v], None)
-        from .plan import plan_kernel
-        self.remat = plan_kernel(self).remat    # every decision first (plan.py)
-        self.lower_block(self.func.block)
+
+    def finish(self) -> str:
+        """The kernel's return; the LLVM IR text."""
         if not self.b.block.is_terminated:
             self.b.ret_void()
-        from .occupancy import cap_registers
-        cap_registers(self)                 # two CTAs per SM for wgmma-ring kernels (occupancy.py)
-        self.plan.reg_cap = self.reg_cap
         self._finish_smem()
         return str(self.module)
 
@@ -143,11 +151,7 @@ class Lowering:
             return
         if self.remat is not None:
             self.remat.before(op)
-        if op in self.region_ops:
-            from .mma_rows import lower_region
-            rule = lower_region
-        else:
-            rule = None
+        rule = self.region_rule if op in self.region_ops else None
         try:
             rule = rule or RULES.lookup(type(op))
         except NotImplementedError as e:
@@ -168,13 +172,9 @@ class Lowering:
         """The value's tile in the blocked layout (an mma accumulator is converted)."""
         t = self.values[value]
         if t.layout is not None and not isinstance(t.layout, Layout) and not self.keep_layout:
-            from .mma_rows import TransposedLayout, transposed_to_flat
-            from .rules_mma import to_flat
             key = (value, self.b.block)     # reused where the conversion dominates
             if self._flat.get(key, (None,))[0] is not t:
-                flat = (transposed_to_flat(self, t, value.type.shape, value.type.element)
-                        if isinstance(t.layout, TransposedLayout) else to_flat(self, t))
-                self._flat[key] = (t, flat)
+                self._flat[key] = (t, self.flatten(self, t, value))
             return self._flat[key][1]
         return t
 
@@ -323,29 +323,3 @@ class Lowering:
         fn()
         self.b.branch(done)
         self.b.position_at_end(done)
-
-
-def lower_function(func, arch: int, num_warps: int = 4, facts=None, vectorize=True):
-    """Lower ``func``; returns (LLVM IR text, shared-memory bytes)."""
-    lw = lower_kernel(func, arch, num_warps, facts, vectorize)
-    return lw.text, lw.smem_bytes
-
-
-def _default_tuning():
-    from ...runtime.options import CudaTuning
-    return CudaTuning()
-
-
-def lower_kernel(func, arch: int, num_warps: int = 4, facts=None, vectorize=True, sanitize=False,
-                 tuning=None, fp_fusion=True, reflect_ftz=True):
-    """Lower ``func``; returns the :class:`Lowering` (``text``, ``smem_bytes``; for
-    sanitize mode and asserts ``reports``, ``accesses``, ``asserts``: see sanitize.py).
-    ``tuning``: the ``CudaTuning`` (runtime/options.py; default: as shipped);
-    ``fp_fusion`` / ``reflect_ftz``: the kernel's ``enable_fp_fusion`` /
-    ``enable_reflect_ftz`` (runtime/options.py ``launch_choice``)."""
-    from . import rules_elementwise, rules_memory, rules_tiles, rules_reduce, rules_control  # noqa: F401
-    from . import rules_atomic, rules_inline_asm  # noqa: F401
-    from . import rules_combine_reduce  # noqa: F401  (tt.combine_reduce)
-    lw = Lowering(func, arch, num_warps, facts, vectorize, sanitize, tuning, fp_fusion, reflect_ftz)
-    lw.text = lw.lower()
-    return lw

@@ -1,7 +1,7 @@
 """The cuda planning stage: every code-generation decision of a kernel, made on the tile
 IR before any LLVM IR is emitted, and printed as the stage ``cuda-plan``.
 
-    plan = plan_kernel(lw)        # lowering.Lowering.lower() calls it first
+    plan = plan_kernel(lw)        # kernel.lower_kernel calls it first
     plan.loops[for_op]            # LoopPlan: the loop's strategy and why
     plan.access[load_or_store]    # elements per vector access (analysis/access.py)
     print_plan(lw)                # the stage's text (TILEJIT_DUMP_DIR, ``tilejit dump``)

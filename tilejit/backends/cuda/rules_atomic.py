@@ -124,10 +124,10 @@ def _asm_atom(lw, opname, sem, scope, el, ptr, operands, cond):
 
 
 def _result_used(lw, op) -> bool:
-    counts = getattr(lw, "_atomic_use_counts", None)
+    counts = lw.atomic_use_counts
     if counts is None:
         from ...transforms.rewrite import use_counts
-        counts = lw._atomic_use_counts = use_counts(lw.func)
+        counts = lw.atomic_use_counts = use_counts(lw.func)
     return counts.get(id(op.result), 0) > 0
 
 

@@ -7,9 +7,15 @@ from llvmlite import ir
 from ...ir import ops
 from ..llvm.builder_utils import loop_condition, open_loop as llvm_open_loop
 from ..llvm.printing import line_format, value_spec
-from . import types as T
+from . import rows_ring, types as T
+from .async_pipeline import fresh_thread_ids, lower_for
 from .lowering import RULES, Tile
+from .mma_rows import TransposedLayout, hoist_a, to_rows
+from .pipeline import _transpose_tile
 from .plan import iter_slice
+from .rules_memory import load_tile
+from .rules_mma import to_flat, to_mma
+from .sanitize import always_holds, report_assert
 
 
 def _flat(tiles):
@@ -40,7 +46,6 @@ def _yield(lw, op):
 
 
 def _flat_tiles(lw, tiles):
-    from .rules_mma import to_flat
     return [to_flat(lw, t) for t in tiles]
 
 
@@ -76,9 +81,6 @@ def _prefetch(lw, lp, ptr_tiles, cond):
     (a scalar) holds.  A K-major load (``lp.kmajor``) yields a mma_rows.TransposedLayout
     tile: loaded in vectors along dim 0 through its transposed pointer tile, or (when the
     pointer could not be evaluated transposed) loaded as usual and transposed."""
-    from .mma_rows import TransposedLayout
-    from .pipeline import _transpose_tile
-    from .rules_memory import load_tile
     out = []
     for (ld, j), got in zip(lp.prefetch, ptr_tiles):
         pval, ptile = got[0], got[1]
@@ -99,9 +101,6 @@ def _prefetch(lw, lp, ptr_tiles, cond):
 def _for(lw, op):
     """The loop as its plan says (plan.plan_loop): a cp.async ring, a row ring, or a
     counted loop with the planned layouts, rotated and direct loads."""
-    from .async_pipeline import fresh_thread_ids, lower_for
-    from .rules_mma import to_mma
-    from .mma_rows import hoist_a, to_rows
     lp = lw.plan.loops[op]
     if lp.ring is not None:
         return lower_for(lw, op, lp.ring)
@@ -115,7 +114,6 @@ def _for(lw, op):
     inits = [to_mma(lw, lw.raw(v), carry[i]) if i in carry else
              to_rows(lw, lw.raw(v), rows[i]) if i in rows else lw.get(v) for i, v in enumerate(op.inits)]
     if lp.row_ring is not None:       # the dots' B tiles in a cp.async ring (rows_ring)
-        from . import rows_ring
         return rows_ring.lower_for(lw, op, lp.row_ring, inits, carry, rows)
     loads, direct = lp.prefetch, lp.direct
     if direct:                        # the invariant leaves, once, before the loop
@@ -281,7 +279,6 @@ def _if(lw, op):
 
 @RULES.register(ops.WhileOp)
 def _while(lw, op):
-    from .async_pipeline import fresh_thread_ids
     b = lw.b
     inits = [lw.get(v) for v in op.inits]
     pre = b.block
@@ -320,7 +317,6 @@ def _assert(lw, op):
         own = lw.owned(cond.layout, s)
         c = c if own is None else lw.b.or_(c, lw.b.not_(own))
         ok = c if ok is None else lw.b.and_(ok, c)
-    from .sanitize import always_holds, report_assert
     if lw.reports and not always_holds(op):   # record, vote, return; the host raises (sanitize.py)
         report_assert(lw, op, lw.b.not_(ok))
         return []

@@ -50,14 +50,6 @@ def _constant(lw, op):
     return [lw.tile_like(ty, [c] * lw.nslots(ty))]
 
 
-def _wide_products(lw) -> dict:
-    """``(block, x, y) -> i64`` 32x32-bit products made by ``_umulhi`` in this lowering."""
-    cache = getattr(lw, "_wide_products", None)
-    if cache is None:
-        cache = lw._wide_products = {}
-    return cache
-
-
 def _umulhi(lw, el, x, y):
     """32-bit umulhi as one ``mul.wide.u32`` (IMAD.WIDE.U32: both halves in one
     instruction); an i32 multiply of the same operands in this block takes its low half
@@ -68,13 +60,13 @@ def _umulhi(lw, el, x, y):
     text = "{ .reg .b64 t; mul.wide.u32 t, $2, $3; mov.b64 {$0, $1}, t; }"
     r = b.asm(ir.FunctionType(pair, [x.type, y.type]), text, "=r,=r,r,r", [x, y], False)
     lo, hi = b.extract_value(r, 0), b.extract_value(r, 1)
-    cache = _wide_products(lw)
+    cache = lw.wide_products
     cache[(b.block, id(x), id(y))] = cache[(b.block, id(y), id(x))] = (x, y, lo)
     return hi
 
 
 def _mul_lo(lw, x, y):
-    hit = _wide_products(lw).get((lw.b.block, id(x), id(y))) if x.type == ir.IntType(32) else None
+    hit = lw.wide_products.get((lw.b.block, id(x), id(y))) if x.type == ir.IntType(32) else None
     if hit is not None and {id(hit[0]), id(hit[1])} == {id(x), id(y)}:
         return hit[2]
     return lw.b.mul(x, y)
