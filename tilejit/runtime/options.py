@@ -84,6 +84,7 @@ class CudaTuning:
     ring_late_issue: bool = True        # with a group in flight: the next tile copied after a 2nd barrier (S-1 ahead; False: S-2)
     proxy_fence: bool = True            # fence.proxy.async between the cp.async wait and wgmma reads
     fresh_tid: bool = True              # %tid.x read again in the body of a loop around a dot loop
+    coalesced_results: bool = True      # a dot loop's result shape stored scalar but contiguous: one element per thread
 
     @classmethod
     def parse(cls, text: str, base: "CudaTuning | None" = None) -> "CudaTuning":

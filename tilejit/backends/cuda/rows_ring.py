@@ -342,7 +342,7 @@ def lower_for(lw, op, plan, inits, carry, rows):
     b.position_at_end(bb)
     carried = _unflat(phis[:-2], inits + extra)
     _void_asm(lw, f"cp.async.wait_group {D - 1 - (plan.first is not None)};")
-    if any(rl.wgmma for rl in plan.loads):      # the copies visible to wgmma's async proxy
+    if _fenced(lw, plan):               # the copies visible to wgmma's async proxy
         _void_asm(lw, "fence.proxy.async.shared::cta;")
     lw.barrier()
     env = ring.env(iv, carried)
@@ -364,6 +364,12 @@ def lower_for(lw, op, plan, inits, carry, rows):
     return carried[:n]
 
 
+def _fenced(lw, plan) -> bool:
+    """A ``fence.proxy.async`` after the copies' wait: wgmma reads the ring and
+    ``CudaTuning.proxy_fence`` is on (as for async_pipeline's ring; Triton issues none)."""
+    return lw.tuning.proxy_fence and any(rl.wgmma for rl in plan.loads)
+
+
 def _prologue(lw, ring, plan, body, inits, bounds):
     """Issue the first ``D`` iterations' copies; with the first dot ahead, wait for the
     first tile and return [its result] (the extra carried value), else []."""
@@ -377,7 +383,7 @@ def _prologue(lw, ring, plan, body, inits, bounds):
     if plan.first is None:
         return []
     _void_asm(lw, f"cp.async.wait_group {D - 1};")
-    if any(rl.wgmma for rl in plan.loads):
+    if _fenced(lw, plan):
         _void_asm(lw, "fence.proxy.async.shared::cta;")
     lw.barrier()
     return [_first(lw, ring, plan.first, lw.i32(0))]
