@@ -8,7 +8,8 @@ compile key).  Usage: PYTHONPATH=$PWD python bench/attn_rows_variants.py [VARIAN
 (default: kmajor ring; variants: neither kmajor ring "ring maxnreg128" ring+rotate "ring+rotate stages4"
 wgmma (as shipped) "wgmma in order" "wgmma stages4" "wgmma maxnreg128" "wgmma in order maxnreg128"
 "no index tiles" "wgmma no fp fusion" "wgmma no ftz" "wgmma strict" (strict: neither fp option)
-"wgmma last waited" (CudaTuning.wgmma_inflight off) "wgmma no proxy fence" (proxy_fence off);
+"wgmma last waited" (CudaTuning.wgmma_inflight off) "wgmma no proxy fence" (proxy_fence off)
+"wgmma leaves via smem" (ring_remat_leaves off);
 or triton alone: real Triton in this process).  Every variant has
 ``index_tiles`` on (as shipped) but "no index tiles"."""
 import os
@@ -54,6 +55,8 @@ def main():
                 "wgmma last waited": (True, True, True, {}, True, True, {"wgmma_inflight": False}),
                 # no fence.proxy.async after the copies' wait (Triton issues none)
                 "wgmma no proxy fence": (True, True, True, {}, True, True, {"proxy_fence": False}),
+                # the ring copies' invariant index leaves through shared memory (as before the attn branch)
+                "wgmma leaves via smem": (True, True, True, {}, True, True, {"ring_remat_leaves": False}),
                 "triton": (True, False, False, {})}
     for name in chosen:
         spec = variants[name]          # (not ``v``: that is the V tensor)

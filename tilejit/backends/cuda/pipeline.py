@@ -150,10 +150,11 @@ class IterSlice:
     the first time they are needed and reused (call ``at`` before the loop first:
     they must dominate the loop)."""
 
-    def __init__(self, lw, body, sl, args=None):
+    def __init__(self, lw, body, sl, args=None, remat_leaves=False):
         self.lw, self.body, self.sl = lw, body, frozenset(sl)
         self.args = set(args) if args else {body.args[0]}
         self._leaves, self._variant = {}, {}
+        self.remat_leaves = remat_leaves    # leaves recomputed per slot where they can be
 
     def variant(self, v) -> bool:
         """``v`` depends on one of ``args`` (through ops of the slice)."""
@@ -235,6 +236,8 @@ class IterSlice:
             t = self._splat(T.const(v.type.element, o.value), shape)
         elif isinstance(o, ops.SplatOp) and o in self.sl:
             t = self._splat(self._invariant(o.src).scalar, shape)
+        elif self.remat_leaves and (t := self._remat_leaf(v, chain, shape)) is not None:
+            pass
         else:   # moved through shared memory: per-slot arange leaves (tutorial 03's K masks,
             # 4 fewer barriers) measured slower on the H200 (0.2188 against 0.2141 ms) and went
             t, cur = self._invariant(v), tuple(v.type.shape)
@@ -247,6 +250,26 @@ class IterSlice:
                 cur = nxt
         self._leaves[key] = t
         return t
+
+    def _remat_leaf(self, v, chain, shape):
+        """The leaf ``v`` with ``chain`` applied, recomputed per slot of the blocked layout
+        of ``shape`` from its aranges, splats and constants (rules_tiles.rematerialize; no
+        shared-memory exchange, no barrier), or None.  The slice's ops are not lowered yet:
+        its tile ops are recomputed, but a scalar it computes cannot be read."""
+        from .lowering import Tile
+        from .rules_tiles import _index_map, rematerialize
+        dims = tuple(range(len(shape)))
+        for c in reversed(chain):
+            if isinstance(c, _Trans):
+                dims = tuple(reversed(dims))
+            else:
+                dims = _index_map(c, dims)
+                if dims is None:
+                    return None
+        if any(not x.type.shape and x.op in self.sl for x in _values(v)):
+            return None             # a scalar of the slice: not lowered yet
+        regs = rematerialize(self.lw, v, at=(shape, dims))
+        return None if regs is None else Tile(regs, self.lw.layout(shape))
 
     def _invariant(self, v):
         """The tile of a loop-invariant value (its slice ops lowered in body order)."""
@@ -274,6 +297,19 @@ class IterSlice:
                 lw.values.pop(k, None)
         self._leaves[v] = t
         return t
+
+
+def _values(v):
+    """The values ``v`` is computed from (itself included), not looking past scalars."""
+    out, stack = set(), [v]
+    while stack:
+        x = stack.pop()
+        if x in out:
+            continue
+        out.add(x)
+        if x.op is not None and x.type.shape:
+            stack.extend(y for y in x.op.operands if y is not None)
+    return out
 
 
 def _reshape_tile(lw, t, el, sshape, dshape, broadcast: bool):
