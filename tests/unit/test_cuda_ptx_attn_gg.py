@@ -1,5 +1,5 @@
-"""CPU tier of tutorial 08's grouped GEMM epilogue and of the wgmma rings' fences (cuda:90,
-the benchmark's specialisation: 128x128x64, 8 warps, 3 stages; bench/attn_gg_ptx.py).
+"""CPU tier of tutorial 08's grouped GEMM epilogue and of tutorial 06's wgmma row ring (cuda:90,
+the benchmark's specialisations: 128x128x64 and 128x64 D64, 8 warps, 3 stages; bench/attn_gg_ptx.py).
 
 * ``CudaTuning.coalesced_results``: the C tile (stored through loaded, unproven-aligned
   ``c_ptr`` / ``ldc``: scalar 2-byte stores, contiguous along rows) is laid out one element
@@ -7,7 +7,11 @@ the benchmark's specialisation: 128x128x64, 8 warps, 3 stages; bench/attn_gg_ptx
 * the accumulator conversion reads its staging at one address plus immediates;
 * ptxas serialises no wgmma (C7514/C7515: the initial accumulator is fenced before the ring
   loop) and the fast ring path keeps no spill code;
-* ``CudaTuning.proxy_fence`` also governs the attention rows ring's ``fence.proxy.async``.
+* ``CudaTuning.proxy_fence`` also governs the attention rows ring's ``fence.proxy.async``;
+* ``CudaTuning.wgmma_inflight``: the row ring's last dot (P@V) is not waited for in its
+  iteration; its copies of the next tile follow a second barrier;
+* ``CudaTuning.ring_remat_leaves``: the ring copies' invariant index leaves are computed per
+  slot, not exchanged through shared memory (fewer barriers before each loop).
 No GPU needed."""
 from __future__ import annotations
 
@@ -81,3 +85,31 @@ def test_attention_rows_ring_proxy_fence_switch(fence):
     loops = [body for _, body in re.findall(r"^(\$L__BB\d+_\d+):$(.*?)bra(?:\.uni)?\s+\1;", ptx, re.M | re.S)]
     fenced = [body for body in loops if "fence.proxy.async.shared::cta" in body]
     assert len(fenced) == (1 if fence else 0)
+
+
+def _loops(ptx):
+    return [body for _, body in re.findall(r"^(\$L__BB\d+_\d+):$(.*?)bra(?:\.uni)?\s+\1;", ptx, re.M | re.S)]
+
+
+@pytest.mark.parametrize("inflight", [True, False])
+def test_attention_last_dot_in_flight(inflight):
+    with cuda_tuning(wgmma_inflight=inflight):
+        k = _compile("attn_fwd")
+    ptx = k.asm["ptx"]
+    assert ("last dot in flight over the loop edge" in k.asm["cuda-plan"]) == inflight
+    (body,) = [b for b in _loops(ptx) if "wgmma.mma_async" in b]
+    tail = body[body.rindex("wgmma.commit_group"):]     # after the P@V group's commit
+    assert ("wgmma.wait_group" in tail) != inflight
+    assert body.count("bar.sync") == (2 if inflight else 1)
+    if inflight:    # the next tile's copies after the second barrier, behind the P@V issue
+        assert tail.index("bar.sync") < tail.index("cp.async.cg")
+        after = ptx[ptx.index(body) + len(body):]      # the last group retired after the loop
+        assert "wgmma.wait_group.sync.aligned 0;" in after
+
+
+def test_attention_ring_leaves_without_shared_memory():
+    counts = {}
+    for on in (True, False):
+        with cuda_tuning(ring_remat_leaves=on):
+            counts[on] = _compile("attn_causal").asm["ptx"].count("bar.sync")
+    assert counts[True] <= counts[False] - 16, counts      # 40 -> 20 when written
