@@ -9,7 +9,7 @@ compile key).  Usage: PYTHONPATH=$PWD python bench/attn_rows_variants.py [VARIAN
 wgmma (as shipped) "wgmma in order" "wgmma stages4" "wgmma maxnreg128" "wgmma in order maxnreg128"
 "no index tiles" "wgmma no fp fusion" "wgmma no ftz" "wgmma strict" (strict: neither fp option)
 "wgmma last waited" (CudaTuning.wgmma_inflight off) "wgmma no proxy fence" (proxy_fence off)
-"wgmma leaves via smem" (ring_remat_leaves off);
+"wgmma leaves via smem" (ring_remat_leaves off) "wgmma offsets unsplit" (ring_split_offsets off);
 or triton alone: real Triton in this process).  Every variant has
 ``index_tiles`` on (as shipped) but "no index tiles"."""
 import os
@@ -57,6 +57,8 @@ def main():
                 "wgmma no proxy fence": (True, True, True, {}, True, True, {"proxy_fence": False}),
                 # the ring copies' invariant index leaves through shared memory (as before the attn branch)
                 "wgmma leaves via smem": (True, True, True, {}, True, True, {"ring_remat_leaves": False}),
+                # each copy address as base + (off + i) * stride per iteration (before the attn branch)
+                "wgmma offsets unsplit": (True, True, True, {}, True, True, {"ring_split_offsets": False}),
                 "triton": (True, False, False, {})}
     for name in chosen:
         spec = variants[name]          # (not ``v``: that is the V tensor)
