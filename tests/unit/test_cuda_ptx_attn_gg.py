@@ -113,3 +113,15 @@ def test_attention_ring_leaves_without_shared_memory():
         with cuda_tuning(ring_remat_leaves=on):
             counts[on] = _compile("attn_causal").asm["ptx"].count("bar.sync")
     assert counts[True] <= counts[False] - 16, counts      # 40 -> 20 when written
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_attention_copy_addresses_split(split):
+    """Tutorial 06's block-pointer copies: ``base + d + (off_n + n) * stride`` as
+    ``(base + d + n * stride)`` hoisted plus one uniform ``off_n * stride`` per ring load
+    and iteration (``ring_split_offsets``); off, one 64-bit multiply per copy chunk."""
+    with cuda_tuning(ring_split_offsets=split):
+        ptx = _compile("attn_fwd").asm["ptx"]
+    (body,) = [b for b in _loops(ptx) if "wgmma.mma_async" in b]
+    muls = len(re.findall(r"^\s*mul\.lo\.s64", body, re.M))
+    assert muls == (2 if split else 4)          # K's and V's uniform products; off: per chunk
