@@ -7,7 +7,10 @@ float32 SDPA (each variant under its own ``CudaTuning``: the switches are part o
 compile key).  Usage: PYTHONPATH=$PWD python bench/attn_rows_variants.py [VARIANT ...]
 (default: kmajor ring; variants: neither kmajor ring "ring maxnreg128" ring+rotate "ring+rotate stages4"
 wgmma (as shipped) "wgmma in order" "wgmma stages4" "wgmma maxnreg128" "wgmma in order maxnreg128"
-"no index tiles" "wgmma no fp fusion" "wgmma no ftz" "wgmma strict" (strict: neither fp option); or triton alone: real Triton in this process).  Every variant has
+"no index tiles" "wgmma no fp fusion" "wgmma no ftz" "wgmma strict" (strict: neither fp option)
+"wgmma last waited" (CudaTuning.wgmma_inflight off) "wgmma no proxy fence" (proxy_fence off)
+"wgmma leaves via smem" (ring_remat_leaves off) "wgmma offsets unsplit" (ring_split_offsets off);
+or triton alone: real Triton in this process).  Every variant has
 ``index_tiles`` on (as shipped) but "no index tiles"."""
 import os
 import statistics
@@ -32,7 +35,8 @@ def main():
     o = torch.empty_like(q)
     m = torch.empty((Z, H, N), device="cuda", dtype=torch.float32)
     rows = []
-    # name: (kmajor_b, row_ring, ring_rotate_first, extra launch options[, ring_wgmma[, index_tiles]])
+    # name: (kmajor_b, row_ring, ring_rotate_first, extra launch options[, ring_wgmma[, index_tiles[,
+    #        other CudaTuning fields]]])
     variants = {"neither": (False, False, False, {}), "kmajor": (True, False, False, {}),
                 "ring": (True, True, False, {}), "ring maxnreg128": (True, True, False, {"maxnreg": 128}),
                 "ring+rotate": (True, True, True, {}),
@@ -47,12 +51,20 @@ def main():
                 "wgmma no fp fusion": (True, True, True, {"enable_fp_fusion": False}, True),
                 "wgmma no ftz": (True, True, True, {"enable_reflect_ftz": False}, True),
                 "wgmma strict": (True, True, True, {"enable_fp_fusion": False, "enable_reflect_ftz": False}, True),
+                # the last dot's wgmma group waited for in its iteration (as before the attn branch)
+                "wgmma last waited": (True, True, True, {}, True, True, {"wgmma_inflight": False}),
+                # no fence.proxy.async after the copies' wait (Triton issues none)
+                "wgmma no proxy fence": (True, True, True, {}, True, True, {"proxy_fence": False}),
+                # the ring copies' invariant index leaves through shared memory (as before the attn branch)
+                "wgmma leaves via smem": (True, True, True, {}, True, True, {"ring_remat_leaves": False}),
+                # each copy address as base + (off + i) * stride per iteration (before the attn branch)
+                "wgmma offsets unsplit": (True, True, True, {}, True, True, {"ring_split_offsets": False}),
                 "triton": (True, False, False, {})}
     for name in chosen:
         spec = variants[name]          # (not ``v``: that is the V tensor)
-        km, ring, rot, extra, wg, idx = spec + (False, True)[len(spec) - 4:]   # defaults: mma.sync, index tiles
+        km, ring, rot, extra, wg, idx, more = spec + (False, True, {})[len(spec) - 4:]   # defaults: mma.sync, index tiles
         tuning = replace(get_options().cuda, kmajor_b=km, row_ring=ring, ring_rotate_first=rot, ring_wgmma=wg,
-                         index_tiles=idx)
+                         index_tiles=idx, **more)
         extra = {"num_stages": 3, **extra}
         rotate = name
         with use_options(cuda=tuning):

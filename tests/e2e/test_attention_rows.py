@@ -94,6 +94,7 @@ SWITCHES = {"strided K": {"kmajor_b": False, "row_ring": False},
             "no ring": {"row_ring": False},
             "ring in order": {"ring_rotate_first": False},
             "no cap": {"ring_occupancy": False},
+            "last dot waited": {"wgmma_inflight": False},
             "mma.sync ring": {"ring_wgmma": False},
             "mma.sync ring in order": {"ring_wgmma": False, "ring_rotate_first": False},
             "no index tiles": {"index_tiles": False},
@@ -106,7 +107,8 @@ def switches(request, backend):
     index tiles in the region -- causal masks at the mma coordinates, so the causal case's loop
     takes the ring too -- and the cp.async ring of B tiles with the first dot an iteration
     ahead, on wgmma where it fits: sm_90a, one 16-row tile per warp, there under the register
-    cap with the first dot in order), with the ring's dots in order, without the cap (the
+    cap with the first dot in order and the last dot's wgmma group in flight over the loop
+    edge), with that group waited for in its iteration, with the ring's dots in order, without the cap (the
     first dot ahead on wgmma), the ring's dots on mma.sync (ahead or in order), without index
     tiles (the causal mask outside the region: its loop on the register path), and on the
     register path (ring off), with K-major B off too (K's transposed tile in strided loads)

@@ -79,11 +79,14 @@ class CudaTuning:
     ring_wgmma: bool = True             # on sm_90a the ring's dots as wgmma (A from registers)
     ring_occupancy: bool = True         # wgmma-ring kernels: registers capped for 2 CTAs per SM (occupancy.py)
     ring_wide_copies: bool = True       # the ring's B tiles copied in 16-byte cp.async.cg (8-element chunks), as Triton
+    ring_remat_leaves: bool = True      # the ring copies' loop-invariant index leaves recomputed per slot (False: via shared memory)
+    ring_split_offsets: bool = True     # a ring copy's ptr + (u + i) * c as (ptr + i * c) made once + u * c per iteration
     # pipeline.py, async_pipeline.py: software-pipelined dot loops
-    wgmma_inflight: bool = True         # the cp.async ring's wgmma group left in flight across the loop edge (False: wait for all)
+    wgmma_inflight: bool = True         # a ring's (rows_ring: the last dot's) wgmma group left in flight across the loop edge (False: wait for all)
     ring_late_issue: bool = True        # with a group in flight: the next tile copied after a 2nd barrier (S-1 ahead; False: S-2)
     proxy_fence: bool = True            # fence.proxy.async between the cp.async wait and wgmma reads
     fresh_tid: bool = True              # %tid.x read again in the body of a loop around a dot loop
+    coalesced_results: bool = True      # a dot loop's result shape stored scalar but contiguous: one element per thread
 
     @classmethod
     def parse(cls, text: str, base: "CudaTuning | None" = None) -> "CudaTuning":

@@ -2,7 +2,8 @@
 # tutorial 06's loop with plain pointers): a row region (the softmax rows in the mma
 # layout, q's fragments read before the loop) whose dots' B tiles (K K-major, V
 # N-major) go through a cp.async ring; on sm_90 with 8 warps the ring's dots are wgmma,
-# the first an iteration ahead, and the kernel gets the register cap for two CTAs per SM.
+# the last one's group left in flight over the loop edge (retired by the next iteration's
+# first wait), and the kernel gets the register cap for two CTAs per SM.
 # On sm_80 the ring's dots are mma.sync.  With the ring switched off the region keeps
 # its rotated loads, and both dots take A from registers (q hoisted, p a region tile).
 # RUN: cuda-plan --arch=90 --warps=8 --kernel=attn_rows --check-prefix=SM90
@@ -16,7 +17,7 @@ from tests.e2e.test_attention_rows import attn_rows  # noqa: F401
 # SM90: scf.for at {{.*}}: row ring (no cp.async ring: no tt.dot accumulates into a carried value alone
 # SM90-NEXT: rows: 128 rows over 8 warps, 17 ops in the region, carried rows at [0, 2]
 # SM90-NEXT: hoisted A: tt.dot at
-# SM90-NEXT: row ring: 3 stages of 16384 B, 2 ahead
+# SM90-NEXT: row ring: 3 stages of 16384 B, 2 ahead, last dot in flight over the loop edge
 # SM90-NEXT: copy: tt.load <64x64xfp16> at {{.*}} K-major (64, 64), 8 x 2 B per cp.async, wgmma
 # SM90-NEXT: copy: tt.load <64x64xfp16> at {{.*}} N-major (64, 64), 8 x 2 B per cp.async, wgmma
 # SM90-NEXT: accumulator 1: mma (128, 64) warps 8x1, its row scaling applied in the mma layout

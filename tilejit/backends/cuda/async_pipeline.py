@@ -335,6 +335,48 @@ def prepare(lw):
                 lw._async_plans[o] = plan
                 for shape in (plan.a_shape, plan.b_shape):
                     lw._layouts[shape] = make_layout(shape, lw.threads, max_vec=8)
+    if lw.tuning.coalesced_results:
+        for shape in _scalar_result_shapes(lw):
+            lw._layouts[shape] = make_layout(shape, lw.threads, max_vec=1)
+
+
+# A planned dot loop's (M, N) result reaches memory through shared memory anyway (the
+# accumulator's conversion to the blocked layout).  When every access of that shape is
+# scalar (tutorial 08's C tile: ``c_ptr`` and ``ldc`` are loaded, so no alignment is
+# proven and each element is its own 2-byte store) but contiguous along its rows, the
+# shape is laid out one element per thread: a warp-wide store then writes 32 consecutive
+# elements (64 bytes) instead of one element in every 4 over 256 bytes, the order Triton's
+# coalescing gives such stores; the conversion reads the staging in that order at no
+# extra cost.  ``CudaTuning.coalesced_results`` (False: chunks of 4 as before).
+
+
+def _scalar_result_shapes(lw):
+    """Accumulator shapes of the planned loops whose every load and store in the kernel
+    is scalar but contiguous along the last dimension (not an operand shape)."""
+    from .rules_memory import vector_width
+    known = dict(lw._layouts)           # the checks' lw.layout lookups are not decisions
+    try:
+        return _scalar_shapes(lw, vector_width)
+    finally:
+        lw._layouts.clear()
+        lw._layouts.update(known)
+
+
+def _scalar_shapes(lw, vector_width):
+    shapes = {tuple(p.dot.result.type.shape) for p in lw._async_plans.values()}
+    shapes -= {s for p in lw._async_plans.values() for s in (p.a_shape, p.b_shape)}
+    out = []
+    for shape in shapes:
+        accs = [o for o in lw.func.walk() if isinstance(o, (ops.LoadOp, ops.StoreOp))
+                and tuple(o.ptr.type.shape) == shape]
+        stores = [o for o in accs if isinstance(o, ops.StoreOp)]
+        if not stores or len(shape) != 2 or lw.facts is None:
+            continue
+        infos = [lw.axis(o.ptr) for o in stores]
+        if all(i is not None and i.contiguity[-1] >= 2 for i in infos) and all(
+                vector_width(lw, o, o.ptr, o.mask, o.ptr.type.element.element) == 1 for o in accs):
+            out.append(shape)
+    return out
 
 
 def plan_for(lw, for_op):
@@ -535,6 +577,9 @@ def lower_for(lw, op, plan):
     ring = Ring(lw, plan, body)
     D, S = plan.distance, plan.stages
     ahead = _prologue(lw, op, ring, inits, (lb, ub, step, el))
+    if plan.consumer == "wgmma":        # the initial accumulator made once, before the loop
+        acc = inits[plan.acc_pos]
+        inits[plan.acc_pos] = Tile(W.fence_operands(lw, acc.regs), acc.layout)
     pre, head, bb, exit_, iv = open_loop(lw, "afor", lb)
     state = inits + [t for t in ahead if t is not None]
     phis = _phis(lw, _flat(state) + [lw.i32(0), lw.i32(D % S)], pre)

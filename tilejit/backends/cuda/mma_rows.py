@@ -374,18 +374,33 @@ def register_a(lw, op, ml):
 def hoist_a(lw, dots):
     """Before the loop: stage each loop-invariant A operand of ``dots`` (the plan's: a
     RowPlan's ``hoist`` with an even n-tile count) once and read its fragments
-    (``ldmatrix.x4``) for every k-step; the dot uses them from registers."""
+    (``ldmatrix.x4``) for every k-step; the dot uses them from registers.  A later loop
+    of the same block with a dot on the same A (causal attention's second loop, on
+    ``q``) reuses the fragments: they dominate it, and ``q`` itself need not stay live
+    across the first loop."""
     from .rules_mma import PAD, _stage, a_fragments
     hoisted = lw.hoisted_a
+    made = lw.__dict__.setdefault("_hoisted_by_value", {})
     for d in dots:
         ml = lw.forced_ml[d]
+        key = (d.a, ml, _loop_block(d))
+        if key[2] is not None and key in made:
+            hoisted[d] = made[key]
+            continue
         M, K = d.a.type.shape
         a = lw.get(d.a)
         base = lw.smem(M * (K + PAD) * 2)
         lw.barrier()
         _stage(lw, base, 0, a, K + PAD)
         lw.barrier()
-        hoisted[d] = a_fragments(lw, ml, M, K, base)
+        hoisted[d] = made[key] = a_fragments(lw, ml, M, K, base)
+
+
+def _loop_block(d):
+    """The block holding the loop whose body holds ``d`` (None: not found)."""
+    body = d.parent
+    loop = getattr(getattr(body, "parent", None), "parent", None)
+    return getattr(loop, "parent", None)
 
 
 # ---- K-major B operands -----------------------------------------------------------------

@@ -150,10 +150,12 @@ class IterSlice:
     the first time they are needed and reused (call ``at`` before the loop first:
     they must dominate the loop)."""
 
-    def __init__(self, lw, body, sl, args=None):
+    def __init__(self, lw, body, sl, args=None, remat_leaves=False, split_offsets=False):
         self.lw, self.body, self.sl = lw, body, frozenset(sl)
         self.args = set(args) if args else {body.args[0]}
         self._leaves, self._variant = {}, {}
+        self.remat_leaves = remat_leaves    # leaves recomputed per slot where they can be
+        self.split_offsets = split_offsets  # ptr + (u + i): (ptr + i) once, + u per iteration
 
     def variant(self, v) -> bool:
         """``v`` depends on one of ``args`` (through ops of the slice)."""
@@ -199,9 +201,85 @@ class IterSlice:
         elif isinstance(o, _HINTS):
             t = self._ev(o.src, chain, env, memo)
         else:                                         # elementwise: operands in the final layout
-            t = self._lower(o, [self._ev(x, chain, env, memo) for x in o.operands])
+            t = self._split_ptr(o, chain, env, memo) if self.split_offsets else None
+            if t is None:
+                t = self._lower(o, [self._ev(x, chain, env, memo) for x in o.operands])
         memo[key] = t
         return t
+
+    # ``ptr + (u + i) * c`` (tutorial 06's block pointers: ``base + d + (off_n + n) * stride``,
+    # ``off_n`` carried) is evaluated as ``(ptr + i * c) + u * c``: the first part, invariant,
+    # made once before the loop (a 64-bit pointer per slot, as Triton carries them), the
+    # second one scalar per iteration, so each copy's address is one 64-bit add instead of a
+    # wide multiply-add.  Integer + and * wrap, so the sum is the same (emitted without
+    # no-wrap flags).  ``CudaTuning.ring_split_offsets``.
+    def _split_ptr(self, o, chain, env, memo):
+        """``o`` (an addptr with a 64-bit offset) as ``(ptr + I) + splat(U)`` when its
+        offset splits (:meth:`_split`), else None.  Nothing is cached: ``ptr + I`` is
+        recomputed where it is used and LLVM hoists it out of the loop when it is
+        invariant (a block pointer's base and strides are carried unchanged: their phis
+        fold away)."""
+        if (not isinstance(o, ops.AddPtrOp) or not o.result.type.shape
+                or o.offset.type.element.bits != 64):      # an i32 offset's sum would wrap first
+            return None
+        parts = self._split(o.offset, chain, env, memo)
+        if parts is None or parts[0] is None or parts[1] is None:
+            return None
+        u, inv = parts
+        at = self._lower(o, [self._ev(o.ptr, chain, env, memo), inv])
+        return self._lower(o, [at, self._splat(u, self._shape(o.result, chain))])
+
+    def _split(self, v, chain, env, memo):
+        """(U, I): ``v`` (an integer value, ``chain`` applied) = splat(U) + I with U an LLVM
+        scalar (None: 0) and I a tile with no iteration-dependent part other than
+        uniform factors (None: 0), or None when ``v`` is not built so by splats, +, and *
+        by a value equal on every slot."""
+        o, b = v.op, self.lw.b
+        if not self.variant(v):
+            return None, self._leaf(v, chain)
+        if not v.type.shape:
+            return self._ev(v, (), env, memo).scalar, None
+        if isinstance(o, (ops.SplatOp,) + _HINTS):
+            return self._split(o.src, chain, env, memo)
+        if isinstance(o, _SHAPE_OPS):
+            return self._split(o.src, (o,) + chain, env, memo)
+        if v.type.element.is_ptr() or v.type.element.kind not in ("int", "uint"):
+            return None
+        if isinstance(o, ops.AddOp):
+            a, c = self._split(o.lhs, chain, env, memo), self._split(o.rhs, chain, env, memo)
+            if a is None or c is None:
+                return None
+            u = a[0] if c[0] is None else c[0] if a[0] is None else b.add(a[0], c[0])
+            inv = a[1] if c[1] is None else c[1] if a[1] is None else self._lower(o, [a[1], c[1]])
+            return u, inv
+        if isinstance(o, ops.MulOp):
+            for x, y in ((o.lhs, o.rhs), (o.rhs, o.lhs)):
+                k = self._uniform(y, env, memo)
+                a = None if k is None else self._split(x, chain, env, memo)
+                if a is None:
+                    continue
+                u = None if a[0] is None else b.mul(a[0], k)
+                if a[1] is None:
+                    return u, None
+                kt = self._splat(k, self._shape(v, chain))
+                return u, self._lower(o, [a[1], kt] if x is o.lhs else [kt, a[1]])
+        return None
+
+    def _uniform(self, v, env, memo):
+        """The LLVM scalar of ``v`` where it is one value on every slot (a splat of a
+        scalar or a constant, under shape ops and hints), or None."""
+        from . import types as T
+        o = v.op
+        while isinstance(o, _SHAPE_OPS[:-1] + _HINTS):
+            v = o.src
+            o = v.op
+        if isinstance(o, ops.SplatOp):
+            v = o.src
+        elif isinstance(o, ops.ConstantOp) and v.type.shape:
+            return T.const(v.type.element, o.value)
+        if v.type.shape:
+            return None
+        return self._ev(v, (), env, memo).scalar if self.variant(v) else self._invariant(v).scalar
 
     def _lower(self, o, tiles):
         """``o``'s result with its operands bound to ``tiles`` (bindings restored)."""
@@ -235,6 +313,8 @@ class IterSlice:
             t = self._splat(T.const(v.type.element, o.value), shape)
         elif isinstance(o, ops.SplatOp) and o in self.sl:
             t = self._splat(self._invariant(o.src).scalar, shape)
+        elif self.remat_leaves and (t := self._remat_leaf(v, chain, shape)) is not None:
+            pass
         else:   # moved through shared memory: per-slot arange leaves (tutorial 03's K masks,
             # 4 fewer barriers) measured slower on the H200 (0.2188 against 0.2141 ms) and went
             t, cur = self._invariant(v), tuple(v.type.shape)
@@ -247,6 +327,26 @@ class IterSlice:
                 cur = nxt
         self._leaves[key] = t
         return t
+
+    def _remat_leaf(self, v, chain, shape):
+        """The leaf ``v`` with ``chain`` applied, recomputed per slot of the blocked layout
+        of ``shape`` from its aranges, splats and constants (rules_tiles.rematerialize; no
+        shared-memory exchange, no barrier), or None.  The slice's ops are not lowered yet:
+        its tile ops are recomputed, but a scalar it computes cannot be read."""
+        from .lowering import Tile
+        from .rules_tiles import _index_map, rematerialize
+        dims = tuple(range(len(shape)))
+        for c in reversed(chain):
+            if isinstance(c, _Trans):
+                dims = tuple(reversed(dims))
+            else:
+                dims = _index_map(c, dims)
+                if dims is None:
+                    return None
+        if any(not x.type.shape and x.op in self.sl for x in _values(v)):
+            return None             # a scalar of the slice: not lowered yet
+        regs = rematerialize(self.lw, v, at=(shape, dims))
+        return None if regs is None else Tile(regs, self.lw.layout(shape))
 
     def _invariant(self, v):
         """The tile of a loop-invariant value (its slice ops lowered in body order)."""
@@ -274,6 +374,19 @@ class IterSlice:
                 lw.values.pop(k, None)
         self._leaves[v] = t
         return t
+
+
+def _values(v):
+    """The values ``v`` is computed from (itself included), not looking past scalars."""
+    out, stack = set(), [v]
+    while stack:
+        x = stack.pop()
+        if x in out:
+            continue
+        out.add(x)
+        if x.op is not None and x.type.shape:
+            stack.extend(y for y in x.op.operands if y is not None)
+    return out
 
 
 def _reshape_tile(lw, t, el, sshape, dshape, broadcast: bool):

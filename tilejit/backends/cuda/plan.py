@@ -328,7 +328,9 @@ def _loop_lines(lp) -> list:
     if lp.row_ring is not None:
         rr = lp.row_ring
         out.append(f"row ring: {rr.stages} stages of {rr.stage_bytes} B, {rr.distance} ahead"
-                   + (f", first dot an iteration ahead ({_loc(rr.first.dot)})" if rr.first is not None else ""))
+                   + (f", first dot an iteration ahead ({_loc(rr.first.dot)})" if rr.first is not None else "")
+                   + (f", last dot in flight over the loop edge ({_loc(rr.inflight.dot)})"
+                      if getattr(rr, "inflight", None) is not None else ""))
         for rl in rr.loads:
             out.append(f"copy: {_load_name(rl.load)} {'K-major' if rl.kmajor else 'N-major'} "
                        f"{rl.shape}, {rl.width} x 2 B per cp.async" + (", wgmma" if rl.wgmma else ", mma.sync"))

@@ -88,6 +88,7 @@ class RingPlan:
     stages: int
     recur: dict
     first: object = None    # the RingLoad of the first dot, computed an iteration ahead
+    inflight: object = None  # the RingLoad of the last dot, its wgmma group left in flight
 
     @property
     def distance(self):
@@ -193,7 +194,34 @@ def plan(lw, for_op, rplan, hoisted=()):
         rl.offset = off
         off += rl.shape[0] * rl.shape[1] * 2
     p.first = _first_dot(lw, for_op, p, body_vals, hoisted)
+    p.inflight = _last_dot_inflight(lw, for_op, p)
     return p
+
+
+def _last_dot_inflight(lw, for_op, p):
+    """The RingLoad of the body's last dot when its wgmma group may stay in flight across
+    the loop edge (``CudaTuning.wgmma_inflight``), retired by the next iteration's first
+    wait: every dot in the ring as wgmma, none run ahead, the last dot's result yielded
+    as is, and its carried value read by no op before the body's first dot (nor by it)."""
+    if not lw.tuning.wgmma_inflight or p.first is not None or not all(rl.wgmma for rl in p.loads):
+        return None
+    body = for_op.body
+    dots = [o for o in body.ops if isinstance(o, ops.DotOp)]
+    rl = next((rl for rl in p.loads if dots and rl.dot is dots[-1]), None)
+    if rl is None or len(dots) < 2:
+        return None
+    vals = list(body.terminator.values)
+    if vals.count(rl.dot.result) != 1:
+        return None
+    arg = body.args[vals.index(rl.dot.result) + 1]
+    for o in body.ops[:body.ops.index(dots[0]) + 1]:
+        if any(x is arg for x in _reads(o)):
+            return None
+    return rl
+
+
+def _reads(op):
+    return [x for o in op.walk() for x in o.operands]
 
 
 def _first_dot(lw, for_op, p, body_vals, hoisted):
@@ -230,7 +258,8 @@ class _Ring(RingStages):
         from .rules_wgmma import swizzled_offset
         super().__init__(lw, plan, body, plan.recur)
         self.slice_recurrences()
-        self.evals = [IterSlice(lw, body, rl.sl, self.args) for rl in plan.loads]
+        self.evals = [IterSlice(lw, body, rl.sl, self.args, remat_leaves=lw.tuning.ring_remat_leaves,
+                                split_offsets=lw.tuning.ring_split_offsets) for rl in plan.loads]
         self.offsets = []           # per load: [(slot, byte offset in the stage)]
         b = lw.b
         for rl in plan.loads:
@@ -335,6 +364,11 @@ def lower_for(lw, op, plan, inits, carry, rows):
     lw.barrier()                        # earlier readers of shared memory are done
     ring = _Ring(lw, plan, body)
     extra = _prologue(lw, ring, plan, body, inits, (lb, ub, step, el))
+    pending = _pending_pos(op, plan)
+    if pending is not None:             # made once before the loop (rules_wgmma.fence_operands)
+        from .rules_wgmma import fence_operands
+        inits = list(inits)
+        inits[pending] = Tile(fence_operands(lw, inits[pending].regs), inits[pending].layout)
     pre, head, bb, exit_, iv = open_loop(lw, "rfor", lb)
     phis = _phis(lw, _flat(inits + extra) + [lw.i32(0), lw.i32(D % S)], pre)
     rs, ws = phis[-2], phis[-1]
@@ -342,26 +376,48 @@ def lower_for(lw, op, plan, inits, carry, rows):
     b.position_at_end(bb)
     carried = _unflat(phis[:-2], inits + extra)
     _void_asm(lw, f"cp.async.wait_group {D - 1 - (plan.first is not None)};")
-    if any(rl.wgmma for rl in plan.loads):      # the copies visible to wgmma's async proxy
+    if _fenced(lw, plan):               # the copies visible to wgmma's async proxy
         _void_asm(lw, "fence.proxy.async.shared::cta;")
     lw.barrier()
     env = ring.env(iv, carried)
     for _ in range(D):
         env = ring.step(env, step)
-    ring.issue(ws, _loop_cond(lw, env[body.args[0]].scalar, ub, step, el), env)
-    nxt = _iteration(lw, op, plan, ring, iv, carried, rs, carry, rows)
+    more = _loop_cond(lw, env[body.args[0]].scalar, ub, step, el)
+    if pending is None:
+        ring.issue(ws, more, env)
+    nxt = _iteration(lw, op, plan, ring, iv, carried, rs, carry, rows, pending)
+    if pending is not None:             # every warp past its first wait: the previous
+        lw.barrier()                    # iteration's groups retired, its stage free
+        ring.issue(ws, more, env)
     latch = b.block
     iv.add_incoming(b.add(iv, step), latch)
     for p, v in zip(phis, _flat(nxt) + [_wrap(lw, rs, S), _wrap(lw, ws, S)]):
         p.add_incoming(v, latch)
     b.branch(head)
     b.position_at_end(exit_)
+    out = carried[:n]
+    if pending is not None:
+        from .rules_wgmma import wgmma_wait
+        out[pending] = Tile(wgmma_wait(lw, 0, out[pending].regs), out[pending].layout)
     _void_asm(lw, "cp.async.wait_group 0;")
     lw.barrier()
     ring.close()
     if all(rl.wgmma for rl in plan.loads):
         note_ring(lw, op, [rl.dot for rl in plan.loads], rows=True)
-    return carried[:n]
+    return out
+
+
+def _pending_pos(op, plan):
+    """The iter arg position carrying the in-flight last dot's result (None: none)."""
+    if plan.inflight is None:
+        return None
+    return list(op.body.terminator.values).index(plan.inflight.dot.result)
+
+
+def _fenced(lw, plan) -> bool:
+    """A ``fence.proxy.async`` after the copies' wait: wgmma reads the ring and
+    ``CudaTuning.proxy_fence`` is on (as for async_pipeline's ring; Triton issues none)."""
+    return lw.tuning.proxy_fence and any(rl.wgmma for rl in plan.loads)
 
 
 def _prologue(lw, ring, plan, body, inits, bounds):
@@ -377,13 +433,13 @@ def _prologue(lw, ring, plan, body, inits, bounds):
     if plan.first is None:
         return []
     _void_asm(lw, f"cp.async.wait_group {D - 1};")
-    if any(rl.wgmma for rl in plan.loads):
+    if _fenced(lw, plan):
         _void_asm(lw, "fence.proxy.async.shared::cta;")
     lw.barrier()
     return [_first(lw, ring, plan.first, lw.i32(0))]
 
 
-def _iteration(lw, op, plan, ring, iv, carried, rs, carry, rows):
+def _iteration(lw, op, plan, ring, iv, carried, rs, carry, rows, pending=None):
     """The body's ops (the ring's loads gone, the dots reading stage ``rs``; the first
     dot's next result computed first when it runs ahead); returns the next carried
     tiles (the iter args', then the first dot's)."""
@@ -399,8 +455,9 @@ def _iteration(lw, op, plan, ring, iv, carried, rs, carry, rows):
         lw.values[first.dot.result] = carried[n]
         gone[first.dot] = frozenset()
     lw.ring_b.update(
-        {rl.dot: (b.add(stage, lw.i32(rl.offset)), rl) for rl in plan.loads})
-    nxt = _lower_body(lw, op, iv, carried[:n], gone, _private)
+        {rl.dot: (b.add(stage, lw.i32(rl.offset)), rl) + ((False,) if rl is plan.inflight else ())
+         for rl in plan.loads})
+    nxt = _lower_body(lw, op, iv, carried[:n], gone, _private, pending)
     for rl in plan.loads:
         lw.ring_b.pop(rl.dot, None)
     nxt = [to_mma(lw, t, carry[i]) if i in carry else to_rows(lw, t, rows[i]) if i in rows
@@ -428,8 +485,10 @@ def _wrap(lw, s, stages):
     return lw.b.select(lw.b.icmp_unsigned("==", nxt, lw.i32(stages)), lw.i32(0), nxt)
 
 
-def _lower_body(lw, op, iv, carried, gone, private):
-    """Lower the body without the ring's loads (and the pointer ops only they read)."""
+def _lower_body(lw, op, iv, carried, gone, private, pending=None):
+    """Lower the body without the ring's loads (and the pointer ops only they read); the
+    iter arg at ``pending`` (an in-flight wgmma group's result) is waited for just
+    before the first op that reads it."""
     body = op.body
     lw._yielded = None
     for a, t in zip(body.args, [Tile([iv], None)] + carried):
@@ -438,7 +497,13 @@ def _lower_body(lw, op, iv, carried, gone, private):
     for ld, sl in gone.items():
         if sl:
             skip |= private(body, ld, set(sl))
+    arg = None if pending is None else body.args[pending + 1]
     for o in body.ops:
+        if arg is not None and any(x is arg for x in _reads(o)):
+            from .rules_wgmma import wgmma_wait
+            t = lw.values[arg]
+            lw.values[arg] = Tile(wgmma_wait(lw, 0, t.regs), t.layout)
+            arg = None
         if o not in skip:
             lw.lower_op(o)
     out = lw._yielded

@@ -251,6 +251,22 @@ def _padded(lw, lay, s, N):
     return lw.b.add(off, lw.i32(4 * j)) if j else off
 
 
+def _padded_addrs(lw, lay, N, base):
+    """Shared addresses of every blocked slot's fp32 element of an (M, N) tile with padded
+    rows at ``base``, as one per-thread address plus constants (None when a thread's
+    repetitions are not whole rows apart): no per-slot index math for LLVM to share with,
+    and hold across, the code after the conversion."""
+    T_, V = lay.threads, lay.vec
+    if not lay.exact or N % V or (T_ * V) % N:
+        return None
+    b = lw.b
+    e0 = b.mul(lw.tid, lw.i32(V)) if V > 1 else lw.tid
+    r0, c0 = b.udiv(e0, lw.i32(N)), b.urem(e0, lw.i32(N))
+    p0 = lw.smem_addr(base, b.mul(b.add(b.mul(r0, lw.i32(N + FPAD)), c0), lw.i32(4)))
+    rows = T_ * V // N
+    return [lw.smem_addr(p0, lw.i32(((s // V) * rows * (N + FPAD) + s % V) * 4)) for s in range(lay.nslots)]
+
+
 def to_mma(lw, tile: Tile, ml: MmaLayout) -> Tile:
     if isinstance(tile.layout, MmaLayout):
         if tile.layout == ml:
@@ -311,8 +327,10 @@ def to_flat(lw, tile: Tile) -> Tile:
     lw.barrier()
     lay = lw.layout(ml.shape)
     out = []
+    addrs = _padded_addrs(lw, lay, N, base) if lw.tuning.imm_offsets else None
     for s in range(lay.nslots):
-        v = lw.b.load(lw.smem_addr(base, _padded(lw, lay, s, N)), typ=T.F32)
+        addr = addrs[s] if addrs else lw.smem_addr(base, _padded(lw, lay, s, N))
+        v = lw.b.load(addr, typ=T.F32)
         v.align = 4
         out.append(v)
     return Tile(out, lay)

@@ -174,11 +174,13 @@ def _plan(lw, value, dims, plan, seen) -> bool:
     return True
 
 
-def _remat_plan(lw, value, trans):
-    """rematerialize's steps for ``value`` (``trans``: of its 2-D transpose), or None."""
+def _remat_plan(lw, value, trans, dims=None):
+    """rematerialize's steps for ``value`` (``trans``: of its 2-D transpose; ``dims``: as
+    placed by ``rematerialize``'s ``at``), or None."""
     if not lw.tuning.remat_broadcasts or lw.sanitize or getattr(lw, "in_remat", False):
         return None
-    dims = (1, 0) if trans else tuple(range(len(value.type.shape)))
+    if dims is None:
+        dims = (1, 0) if trans else tuple(range(len(value.type.shape)))
     plan = []
     if not _plan(lw, value, dims, plan, set()) or value.op is None:
         return None
@@ -190,20 +192,26 @@ def can_rematerialize(lw, value, trans: bool = False) -> bool:
     return _remat_plan(lw, value, trans) is not None
 
 
-def rematerialize(lw, value, trans: bool = False):
+def rematerialize(lw, value, trans: bool = False, at=None):
     """Registers of ``value`` (a broadcast result) in its blocked layout, recomputed
     per slot from its definition -- aranges, constants, scalars and pure elementwise
     ops under broadcasts/expand_dims -- instead of moved through shared memory; the
     same ops on the same operands, so bit-identical.  None when some leaf is a tile
     that only exists in another layout (loads, reductions, loop-carried values).
     ``trans``: of the transposed 2-D value, in the blocked layout of the reversed shape
-    (slot ``s`` holds element ``(j, i)`` where that layout's slot ``s`` is ``(i, j)``)."""
-    plan = _remat_plan(lw, value, trans)
+    (slot ``s`` holds element ``(j, i)`` where that layout's slot ``s`` is ``(i, j)``).
+    ``at = (shape, dims)``: ``value`` placed in the blocked layout of ``shape``, its dim
+    ``k`` following the destination dim ``dims[k]`` (None: index 0), as a chain of
+    expand_dims / broadcast / transposes would place it (pipeline.IterSlice's leaves)."""
+    ty = value.type
+    if at is not None:
+        shape, dims = tuple(at[0]), tuple(at[1])
+    else:
+        shape = tuple(reversed(ty.shape)) if trans else tuple(ty.shape)
+        dims = (1, 0) if trans else tuple(range(len(shape)))
+    plan = _remat_plan(lw, value, trans, dims)
     if plan is None:
         return None
-    ty = value.type
-    shape = tuple(reversed(ty.shape)) if trans else tuple(ty.shape)
-    dims = (1, 0) if trans else tuple(range(len(shape)))
     lay = lw.layout(shape)
     idx = [lw.multi_index(shape, lw.elem_index(lay, s)) for s in range(lay.nslots)]
     got = {}

@@ -149,6 +149,20 @@ def wgmma_wait(lw, n: int, regs):
     return [lw.b.extract_value(res, i) for i in range(k)]
 
 
+def fence_operands(lw, regs):
+    """``regs`` passed through an empty asm with side effects (CUTLASS's
+    ``warpgroup_fence_operand``): a wgmma accumulator's initial value is then made once
+    where this is called, never rematerialised by LLVM on other paths.  A constant
+    initial value duplicated into a loop's zero-trip path reaches the in-flight group's
+    wait without a wgmma: ptxas then serialises every wgmma of the kernel (C7515)."""
+    regs = list(regs)
+    k = len(regs)
+    cons = ",".join(["=f"] * k + [str(i) for i in range(k)])
+    fty = ir.FunctionType(ir.LiteralStructType([T.F32] * k), [T.F32] * k)
+    res = lw.b.asm(fty, "", cons, regs, True)
+    return [lw.b.extract_value(res, i) for i in range(k)]
+
+
 def wgmma_consume(lw, plan, stage_addr, regs):
     """acc += A @ B for the ring stage at shared address ``stage_addr`` (i32)."""
     (M, K), N = plan.a_shape, plan.b_shape[1]
