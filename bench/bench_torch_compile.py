@@ -15,7 +15,11 @@ tilejit's), so the real Triton never meets the alias.  Per model: compile time (
 first call after ``torch._dynamo.reset()`` with Inductor's caches disabled, so every
 kernel is generated and compiled; tilejit's disk cache is a fresh directory) and
 steady-state time (median of timed calls after warm-up; on CUDA, batches of calls
-ended by a synchronize).  ``--rounds N`` runs the backends' processes N times in turn
+ended by a synchronize).  On CUDA each compiled backend's process also times the model
+eagerly, alternating with the compiled calls (``--control``, on by default there): these
+models take 10-200 us per call, mostly host time, which drifts between processes by
+10-50%; ``tilejit_vs_triton_controlled`` divides each side's compiled time by its own
+process's eager time before comparing, so drift common to a process cancels.  ``--rounds N`` runs the backends' processes N times in turn
 and reports each model's median (the per-round times are kept in the JSON).  Saves JSON with the machine, versions, load average and date
 under bench/results/ (bench_cpu.save_result).
 """
@@ -75,8 +79,10 @@ def _steady(fn, args, sync, clock, min_time=0.5, min_reps=5, batch=1):
     return statistics.median(times)
 
 
-def _worker(label, device, only, threads, clock_name):
-    """Run every model for one backend in this process; print one JSON line each."""
+def _worker(label, device, only, threads, clock_name, control=False):
+    """Run every model for one backend in this process; print one JSON line each.
+    ``control``: a compiled backend also times the model eagerly, alternating
+    compiled, eager, compiled, eager (``ms`` and ``eager_ms``: the means of each's two)."""
     use_alias, options = BACKENDS[device][label]
     if use_alias:
         import tilejit.compat
@@ -100,9 +106,15 @@ def _worker(label, device, only, threads, clock_name):
             compiled(*args)
             sync()
             first = time.perf_counter() - t0
-            steady = _steady(compiled, args, sync, clock, batch=10 if device == "cuda" else 1)
-        rec = {"model": name, "label": label, "compile_s": first if options is not None else None,
-               "ms": steady * 1e3}
+            batch = 10 if device == "cuda" else 1
+            steady = _steady(compiled, args, sync, clock, batch=batch)
+            rec = {"model": name, "label": label, "compile_s": first if options is not None else None,
+                   "ms": steady * 1e3}
+            if control and options is not None:
+                eager = [_steady(fn, args, sync, clock, batch=batch)]
+                steady2 = _steady(compiled, args, sync, clock, batch=batch)
+                eager.append(_steady(fn, args, sync, clock, batch=batch))
+                rec.update(ms=statistics.mean([steady, steady2]) * 1e3, eager_ms=statistics.mean(eager) * 1e3)
         print("BENCH_TC " + json.dumps(rec), flush=True)
 
 
@@ -112,6 +124,7 @@ def _run_worker(label, args):
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", label, "--device", args.device,
            "--threads", str(args.threads), "--only", args.only, "--clock", args.clock]
+    cmd += ["--control" if args.control else "--no-control"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
         out, err, rc = proc.stdout, proc.stderr, proc.returncode
@@ -132,7 +145,9 @@ def _table(results, device):
               f"{rec.get(peer + '_ms', float('nan')):8.3f} ms (compile "
               f"{rec.get(peer + '_compile_s') or float('nan'):5.1f} s)  eager "
               f"{rec.get('eager_ms', float('nan')):8.3f} ms  speed vs {peer} "
-              f"{rec.get('tilejit_vs_' + peer, float('nan')):.2f}x", flush=True)
+              f"{rec.get('tilejit_vs_' + peer, float('nan')):.2f}x"
+              + (f" (against each process's own eager: {rec['tilejit_vs_' + peer + '_controlled']:.2f}x)"
+                 if 'tilejit_vs_' + peer + '_controlled' in rec else ""), flush=True)
 
 
 def main(argv=None):
@@ -148,12 +163,17 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=1,
                     help="run every backend's process this many times, alternating, and report "
                          "per-model medians (a loaded host's drift hits every backend alike)")
+    ap.add_argument("--control", action=argparse.BooleanOptionalAction, default=None,
+                    help="compiled backends' processes also time eager, alternating, and the ratio "
+                         "is also given against each process's own eager time (default: on for cuda)")
     ap.add_argument("--worker", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.device == "cuda" and args.clock == "cpu":
         raise SystemExit("--clock cpu is for --device cpu")
+    if args.control is None:
+        args.control = args.device == "cuda"
     if args.worker:
-        return _worker(args.worker, args.device, args.only, args.threads, args.clock)
+        return _worker(args.worker, args.device, args.only, args.threads, args.clock, args.control)
     from bench_cpu import machine_info, save_result
     peer = PEER[args.device]
     load_before = os.getloadavg()
@@ -168,19 +188,27 @@ def main(argv=None):
                 comp = [g["compile_s"] for g in got if g["compile_s"] is not None]
                 rec[f"{label}_compile_s"] = statistics.median(comp) if comp else None
                 rec[f"{label}_ms"] = statistics.median(g["ms"] for g in got)
+                own = [g["eager_ms"] for g in got if "eager_ms" in g]
+                if own:
+                    rec[f"{label}_own_eager_ms"] = statistics.median(own)
                 if args.rounds > 1:
                     rec[f"{label}_ms_rounds"] = [g["ms"] for g in got]
         if f"{peer}_ms" in rec:
             rec[f"tilejit_vs_{peer}"] = rec[f"{peer}_ms"] / rec["tilejit_ms"]      # > 1: tilejit faster
+            if "tilejit_own_eager_ms" in rec and f"{peer}_own_eager_ms" in rec:     # drift cancelled
+                rec[f"tilejit_vs_{peer}_controlled"] = ((rec[f"{peer}_ms"] / rec[f"{peer}_own_eager_ms"])
+                                                        / (rec["tilejit_ms"] / rec["tilejit_own_eager_ms"]))
         results.append(rec)
     _table(results, args.device)
     import torch
     ratios = [r[f"tilejit_vs_{peer}"] for r in results if f"tilejit_vs_{peer}" in r]
+    controlled = [r[f"tilejit_vs_{peer}_controlled"] for r in results if f"tilejit_vs_{peer}_controlled" in r]
     doc = {**machine_info(), "device": args.device, "threads": args.threads, "clock": args.clock,
            "rounds": args.rounds,
            "load_avg_before": load_before, "load_avg_after": os.getloadavg(),
            "command": "python bench/bench_torch_compile.py " + " ".join(argv or sys.argv[1:]),
            f"geomean_tilejit_vs_{peer}": statistics.geometric_mean(ratios) if ratios else None,
+           f"geomean_tilejit_vs_{peer}_controlled": statistics.geometric_mean(controlled) if controlled else None,
            "results": results}
     doc["versions"]["torch"] = torch.__version__
     if args.device == "cuda":
@@ -191,7 +219,9 @@ def main(argv=None):
         except ImportError:
             doc["versions"]["triton"] = None
     if ratios:
-        print(f"geomean steady-state speed vs {peer}: {doc[f'geomean_tilejit_vs_{peer}']:.2f}x")
+        print(f"geomean steady-state speed vs {peer}: {doc[f'geomean_tilejit_vs_{peer}']:.2f}x"
+              + (f" (against each process's own eager: {doc[f'geomean_tilejit_vs_{peer}_controlled']:.2f}x)"
+                 if controlled else ""))
     save_result(doc, args.out, f"torch-compile-{args.device}")
 
 

@@ -258,3 +258,31 @@ def test_no_launch_synchronises(fake_gpu, monkeypatch):
         run(4, 1, 1, STREAM, CALLER_FN, ck.packed_metadata, None, None, None, x, y, out, 64, float(i), 64)
     assert [c["fn"] for c in rec.calls] == [DEVICE_FN, CALLER_FN, CALLER_FN]
     assert syncs == []
+
+
+def test_no_launch_of_a_kernel_with_device_asserts_synchronises(fake_gpu, monkeypatch):
+    """As above for a kernel with ``tl.device_assert`` (Inductor's index asserts: the
+    embedding and gather rows): its first launch passes a null table and record and
+    builds the native builtin, the steady state launches natively; nothing reads an
+    error record, so nothing synchronises or copies back."""
+    rec, make = fake_gpu
+    syncs = []
+    for name in ("cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize", "cuMemcpyDtoH",
+                 "cuMemAlloc", "cuMemcpyHtoDAsync", "cuMemsetD8Async"):
+        monkeypatch.setattr(_Cu, name, staticmethod(lambda *a, _n=name: syncs.append(_n) or (0,)),
+                            raising=False)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: syncs.append("torch.cuda.synchronize"))
+    ck = _compile(checked_copy, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+                  {"BLOCK": 16})
+    assert ck.kernel.reports and not ck.kernel.sanitize
+    p32, p64 = IT.PointerType(IT.float32), IT.PointerType(IT.int64)
+    types = [p32, p32, IT.int32, p64, p64]
+    rec.sizes = [len(T.pack_param(t, 0)) for t in types]
+    run = make(ck)
+    x, y, _ = _tensors()
+    for _ in range(3):
+        run(1, 1, 1, STREAM, CALLER_FN, ck.packed_metadata, None, None, None, x, y, 16, 16)
+    assert [c["fn"] for c in rec.calls] == [DEVICE_FN, CALLER_FN, CALLER_FN]
+    want = [T.pack_param(t, v) for t, v in zip(types, [x.data_ptr(), y.data_ptr(), 16, 0, 0])]
+    assert all(c["params"] == want for c in rec.calls)
+    assert syncs == []
