@@ -178,9 +178,10 @@ class FloatDot:
     def emit(self):
         s, N, K = self.shape, self.N, self.K
         nfull, tail = divmod(N, s.nr)
+        share = getattr(self.d, "share", None) or (None, None, None)
         if self.parts:
-            self.a_ptr = self._copy_a()
-        packed = self._pack_b() if s.pack_b else None
+            self.a_ptr = self._shared(share[0], share[2], self.M * K, self._copy_a)
+        packed = self._shared(share[1], share[2], K * N, self._pack_b) if s.pack_b else None
         em = self.ctx.em
         if nfull:
             def full(jb):
@@ -240,13 +241,31 @@ class FloatDot:
                 _prefetch(b, b.add(base, _c(o)))
         return side
 
+    def _shared(self, site, j, count, fill):
+        """A buffer of ``count`` elements filled by ``fill(buf)``: the program's own, or
+        with a dot_share site the chunk's shared slot of iteration ``j``, filled only
+        when no earlier program of the chunk did."""
+        ctx, b = self.ctx, self.ctx.b
+        own = ctx.alloca(self.cty, count)
+        if site is None:
+            fill(own)
+            return own
+        from . import dot_share
+        use, hit, slot, tag = dot_share.lookup(ctx, site, j)
+        buf = b.select(use, slot, own)
+        with ctx.em.if_then(b.not_(hit)):
+            fill(buf)
+            with ctx.em.if_then(use):
+                dot_share.mark(ctx, tag)
+        ctx.elem_cache = {}
+        return buf
+
     # ---- B packing --------------------------------------------------------------
-    def _pack_b(self):
+    def _pack_b(self, buf):
         """Copy B (K x N, row-major) into panels of ``nr`` columns, each K x nr
-        contiguous (the last panel ``N % nr`` wide); returns the packed buffer.  With
-        ``d.b_src`` B is read where the kernel loaded it from (no intermediate copy)."""
+        contiguous (the last panel ``N % nr`` wide) in ``buf``.  With ``d.b_src`` B
+        is read where the kernel loaded it from (no intermediate copy)."""
         ctx, s, K, N = self.ctx, self.shape, self.K, self.N
-        buf = ctx.alloca(self.cty, K * N)
         nfull, tail = divmod(N, s.nr)
         b = ctx.b
 
@@ -270,7 +289,6 @@ class FloatDot:
 
         for k0, kn, src in self._b_sources():
             ctx.em.counted_loop(_c(0), _c(kn), name="pack.k", body=lambda k, k0=k0, src=src: row(k0, k, src))
-        return buf
 
     def _b_sources(self):
         """``[(first row, rows, read(k, j0, off) -> ptr)]``: where B's rows come from
@@ -283,15 +301,14 @@ class FloatDot:
             k0 += p.a.shape[1]
         return out
 
-    def _copy_a(self):
-        """A SegmentedDot's A segments side by side in one row-major M x K buffer
+    def _copy_a(self, buf):
+        """A SegmentedDot's A segments side by side in the row-major M x K ``buf``
         (each segment read where its load read it when it may be, see lower_dot).
         With A read in place, each row's copy also prefetches (into L2) the K
         elements that follow it in memory: in the tutorial loop the next fused dot's
         A, whose rows (a page or more apart) the hardware prefetchers lose track of
         (+1.5-4% on 1024^3 and 2048^3, Sapphire Rapids, cpu_matmul_notes.md)."""
         ctx, b, s, M, K = self.ctx, self.ctx.b, self.shape, self.M, self.K
-        buf = ctx.alloca(self.cty, M * K)
         readers, k0 = [], 0
         for p in self.parts:
             readers.append((k0, p.a.shape[1], self._reader(p.a, p.a_src)))
@@ -314,7 +331,6 @@ class FloatDot:
         offs = sorted(set(range(0, K * esz, _LINE)) | {K * esz - esz})   # every line, aligned or not
         ahead = readers[0][2] if self.parts[0].a_src is not None else None
         ctx.em.counted_loop(_c(0), _c(M), name="copy.a", body=row)
-        return buf
 
     def _reader(self, tile, direct):
         """``read(row, j0, off) -> ptr`` of ``tile``'s element (row, j0 + off): in

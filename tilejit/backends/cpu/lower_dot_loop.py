@@ -69,9 +69,10 @@ class SegmentedDot(Tile):
 
     cost = 1000
 
-    def __init__(self, parts, acc, out_dtype, cdt):
+    def __init__(self, parts, acc, out_dtype, cdt, share=None):
         super().__init__((parts[0].a.shape[0], parts[0].b.shape[1]), out_dtype)
         self.parts, self.acc, self.cdt = parts, acc, cdt
+        self.share = share       # (A's dot_share.Site or None, B's, i64 iteration number)
 
     def _elem(self, ctx, idx):
         raise AssertionError("SegmentedDot must be materialized before use")
@@ -173,18 +174,35 @@ def lower_fused_dot_loop(ctx, op) -> bool:
     if m is None:
         return False
     carried = carried_of(ctx, op)
-    iv = _dot_loop(ctx, op, m, carried, ctx.get(op.lb), carried.initial_state())
+    lb = ctx.get(op.lb)
+    iv = _dot_loop(ctx, op, m, carried, lb, carried.initial_state(), lb)
     if m.factor > 1:                                  # the iterations left over, one at a time
-        _dot_loop(ctx, op, m._replace(factor=1), carried, iv, list(carried.phis))
+        _dot_loop(ctx, op, m._replace(factor=1), carried, iv, list(carried.phis), lb)
     for r, rep in zip(op.results, carried.reps()):
         ctx.set(r, rep)
     return True
 
 
-def _dot_loop(ctx, op, m, carried, lb, start):
+def _sites(ctx, op, m, cdt, direct):
+    """``(A's site, B's site)`` (dot_share.py) of the fused dots of ``m``: for each
+    operand read in place (``direct``), when it may be shared; else None."""
+    from . import dot_share
+    if not dot_share.loop_may_share(ctx, op):
+        return None, None
+    (bm, bk), bn = m.dot.a.type.shape, m.dot.b.type.shape[1]
+    esz = 8 if cdt == float64 else 4
+    k = bk * m.factor
+    out = []
+    for v, n in ((m.dot.a, bm * k), (m.dot.b, k * bn)):
+        out.append(dot_share.plan(ctx, op, v.op, n * esz) if v.op in direct else None)
+    return tuple(out)
+
+
+def _dot_loop(ctx, op, m, carried, lb, start, lb0):
     """The loop running ``m.factor`` iterations of ``op`` per trip while that many are
     left, from induction value ``lb`` and carried ``start``; returns its induction
-    phi (the first iteration not run), ``carried.phis`` its exit state."""
+    phi (the first iteration not run), ``carried.phis`` its exit state.  ``lb0``: the
+    loop's first induction value (iterations are numbered from it)."""
     b = ctx.b
     t = op.inits[m.slot].type
     cdt = float64 if t.element == float64 else float32
@@ -199,6 +217,7 @@ def _dot_loop(ctx, op, m, carried, lb, start):
     blk, term = op.body, op.body.terminator
     (bm, bk), bn = m.dot.a.type.shape, m.dot.b.type.shape[1]
     vl = choose_shape(bm, bn, bk * m.factor, cdt).vl
+    sites = None
     for j in range(m.factor):
         ctx.set(blk.args[0], b.add(iv, ir.Constant(lb.type, j * step)) if j else iv)
         for a, r in zip(blk.args[1:], carried.reps(state)):
@@ -213,9 +232,15 @@ def _dot_loop(ctx, op, m, carried, lb, start):
             else:
                 ctx.lower_op(o)
         parts.append(_part(ctx, m.dot, cdt, direct))
+        sites = _sites(ctx, op, m, cdt, direct) if sites is None else \
+            tuple(s if v.op in direct else None for s, v in zip(sites, (m.dot.a, m.dot.b)))
         state = carried.yield_values(term.values, state, keep=(m.slot,))
     acc_buf = state[m.slot][0]
-    SegmentedDot(parts, BufTile(t.shape, t.element, acc_buf), t.element, cdt).materialize_into(ctx, acc_buf)
+    share = None
+    if any(sites):
+        n = b.sub(wide(iv), wide(lb0))
+        share = sites + (b.udiv(n, ir.Constant(I64, step)),)
+    SegmentedDot(parts, BufTile(t.shape, t.element, acc_buf), t.element, cdt, share).materialize_into(ctx, acc_buf)
     iv.add_incoming(b.add(iv, ir.Constant(lb.type, m.factor * step)), b.block)
     carried.add_latch(state, b.block)
     b.branch(head)

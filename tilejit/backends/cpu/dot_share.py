@@ -1,0 +1,285 @@
+"""Dot operand tiles packed once and shared by the programs of one chunk (CPU backend).
+
+In the tutorial matmul every program copies its own A tile and packs its own B tile at
+every K step, so each A row block is copied ``N / BN`` times and each B column block
+``M / BM`` times (bench/results/cpu_matmul_notes.md: 15-20% of the time at 1024^3 and
+2048^3).  A BLAS packs each element once.  Here a fused dot loop
+(``lower_dot_loop``) may keep an operand's packed copy in a per-chunk cache that the
+later programs of the same ``run_chunk`` call (one thread, consecutive programs, x
+fastest) read instead of packing again.
+
+**When (:func:`plan`).**  An operand tile is shared when
+
+* it is read in place (``lower_dot_loop._in_place``: an unmasked, non-volatile load
+  of the compute type, nothing writing memory between it and the dot);
+* the dot loop is an op of the kernel's top-level block (it runs once per program)
+  and no op before it in that block writes memory (nothing in the program can have
+  changed the tile's memory before the loop, which writes none itself);
+* the kernel has no atomics (programs have no way to order their accesses, so a
+  program never reads another's writes);
+* the load's pointer tile does not depend on some program id axis (:func:`pid_deps`:
+  every value a ``tt.get_program_id`` of that axis flows into, through loop-carried
+  values and branch conditions too).  Two programs whose ids differ only on such
+  axes then load the same addresses at the same iteration, which hold the same
+  values: the tile is keyed by the ids of the axes it does depend on and the
+  iteration number.
+
+So a shared tile holds exactly what the program's own load would read, unless another
+program of the launch wrote that memory during the launch: a data race, whose result
+Triton leaves unspecified (programs run in any order, in parallel).
+
+**How.**  ``run_chunk`` (codegen.py) gives every program of a chunk of at least two
+programs one scratch area (``malloc``, freed at the chunk's end): a header holding the
+chunk's program count, then per shared operand (a *site*) ``slots`` tags of two i64
+words (``dep + 1``, iteration) zeroed at the chunk's start, then the slots' packed
+tiles.  The slot of iteration ``j``: ``j`` when the operand does not depend on axis 0
+(the programs that share it run one after another), else ``j * count + dep`` (``dep``:
+the linear index of the program's ids on the axes it depends on, ``count`` how many
+there are), used only when the chunk spans more than one row of axis 0.  A program
+packs a missed tile into its slot and tags it; an iteration beyond the slots, a chunk
+of one program or a failed ``malloc`` packs into the program's own buffer as before.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import llvmlite.ir as ir
+
+from ...ir import ops
+from ..llvm.types import I64
+
+HEADER = 64                  # bytes: word 0 the chunk's program count
+TAGS_MAX = 64 << 10          # bytes of tags for every site together (data follows)
+TAG = 16                     # bytes per tag: (dep + 1, iteration)
+MAX_SLOTS = 1024             # per site
+CAP_BYTES = (4 << 20, 16 << 20)     # per site: operand free of axis 0 (B), or not (A)
+_ALL = frozenset((0, 1, 2))
+
+
+class Site(NamedTuple):
+    dep: tuple               # program id axes the operand depends on
+    tags: int                # byte offset of its tags in the scratch
+    data: int                # byte offset of its slots
+    slots: int
+    slot_bytes: int
+
+
+class Scratch:
+    """The scratch layout of one kernel (kept on the lowering context)."""
+
+    def __init__(self):
+        self.tag_bytes = 0
+        self.data_bytes = 0
+
+    @property
+    def total(self) -> int:
+        return TAGS_MAX + self.data_bytes
+
+
+def scratch_of(ctx) -> Scratch | None:
+    """The kernel's scratch layout, or None when no site was allocated."""
+    return getattr(ctx, "dot_scratch", None)
+
+
+def pid_deps(func) -> dict:
+    """``{value: frozenset of program id axes it may depend on}`` for every value of
+    ``func`` that depends on one (absent: none).  Loops are iterated to a fixpoint; a
+    value computed under a branch depends on its condition; ``scf.while`` results,
+    inline assembly and atomics are taken to depend on every axis."""
+    dep: dict = {}
+
+    def get(v):
+        return dep.get(v, frozenset())
+
+    def union(vals):
+        out = frozenset()
+        for v in vals:
+            out |= get(v)
+        return out
+
+    def put(vals, d):
+        for v in vals:
+            if d:
+                dep[v] = d
+
+    def block(blk, ctl):
+        for op in blk.ops:
+            visit(op, ctl)
+
+    def visit(op, ctl):
+        ins = union(op.operands) | ctl
+        if isinstance(op, ops.ProgramIdOp):
+            put(op.results, ins | {op.axis})
+        elif isinstance(op, ops.ForOp):
+            _for(op, ctl)
+        elif isinstance(op, ops.IfOp):
+            inner = ctl | get(op.cond)
+            for r in op.regions:
+                block(r.block, inner)
+            ys = [union(vs) for vs in zip(*(r.block.terminator.values for r in op.regions))] \
+                if all(r.block.terminator is not None for r in op.regions) else []
+            for i, res in enumerate(op.results):
+                put([res], inner | (ys[i] if i < len(ys) else _ALL))
+        elif op.regions or isinstance(op, ops.InlineAsmOp) or op.has_trait("side_effect"):
+            for r in op.regions:
+                for blk in r.blocks:
+                    put(blk.args, _ALL)
+                    block(blk, _ALL)
+            put(op.results, _ALL)
+        else:
+            put(op.results, ins)
+
+    def _for(op, ctl):
+        body = op.body
+        head = ctl | get(op.lb) | get(op.step)
+        carried = [get(v) | ctl for v in op.inits]
+        while True:
+            put([body.args[0]], head)
+            for a, c in zip(body.args[1:], carried):
+                put([a], c | head)
+            block(body, ctl)
+            ys = [get(v) for v in body.terminator.values] if body.terminator else [_ALL] * len(carried)
+            new = [c | y for c, y in zip(carried, ys)]
+            if new == carried:
+                break
+            carried = new
+        for r, c in zip(op.results, carried):
+            put([r], c | head | get(op.ub))
+
+    block(func.block, frozenset())
+    return dep
+
+
+def _writes(op) -> bool:
+    return any(o.has_trait("writes_memory") for o in op.walk())
+
+
+def loop_may_share(ctx, loop) -> bool:
+    """Whether dot loop ``loop`` may share its operands at all (module docstring)."""
+    func = ctx.func
+    blk = func.block
+    if loop.parent is not blk:
+        return False
+    if any(isinstance(o, (ops.AtomicRMWOp, ops.AtomicCASOp)) for o in func.walk()):
+        return False
+    return not any(_writes(o) for o in blk.ops[:blk.ops.index(loop)])
+
+
+def plan(ctx, loop, load, slot_bytes) -> Site | None:
+    """A scratch site for the in-place operand ``load`` of dot loop ``loop`` whose
+    packed tile takes ``slot_bytes``, or None when it may not be shared."""
+    deps = getattr(ctx, "dot_pid_deps", None)
+    if deps is None:
+        deps = ctx.dot_pid_deps = pid_deps(ctx.func)
+    d = deps.get(load.ptr, frozenset())
+    if d == _ALL:
+        return None
+    sc = scratch_of(ctx) or Scratch()
+    cap = CAP_BYTES[0 in d]
+    slots = min(MAX_SLOTS, cap // slot_bytes)
+    if slots < 2 or HEADER + sc.tag_bytes + slots * TAG > TAGS_MAX:
+        return None
+    ctx.dot_scratch = sc
+    slot_bytes = -(-slot_bytes // 64) * 64
+    site = Site(tuple(sorted(d)), HEADER + sc.tag_bytes, TAGS_MAX + sc.data_bytes, slots, slot_bytes)
+    sc.tag_bytes += slots * TAG
+    sc.data_bytes += slots * slot_bytes
+    return site
+
+
+def _c(x):
+    return ir.Constant(I64, x)
+
+
+def lookup(ctx, site: Site, j):
+    """``(use, hit, slot)``: whether iteration ``j`` (i64) of the program uses a
+    shared slot, whether that slot holds its tile already, the slot's address."""
+    b = ctx.b
+    scratch = ctx.scratch
+    wide = lambda v: b.zext(v, I64)      # noqa: E731  (program ids are non-negative i32)
+    dep, count = _c(0), _c(1)
+    for ax in site.dep:
+        dep = b.add(dep, b.mul(wide(ctx.pid[ax]), count))
+        count = b.mul(count, wide(ctx.nprog[ax]))
+    progs = b.load(scratch, typ=I64)
+    if 0 in site.dep:
+        slot = b.add(b.mul(j, count), dep)
+        use = b.icmp_signed(">", progs, wide(ctx.nprog[0]))
+    else:
+        slot = j
+        use = b.icmp_signed(">", progs, _c(1))
+    use = b.and_(use, b.icmp_unsigned("<", slot, _c(site.slots)))
+    slot = b.select(use, slot, _c(0))
+    tag = b.gep(scratch, [b.add(_c(site.tags), b.mul(slot, _c(TAG)))], source_etype=ir.IntType(8))
+    key = b.add(dep, _c(1))
+    seen = b.select(use, tag, scratch)       # without a scratch area: the header (not a tag)
+    w0 = b.load(seen, typ=I64)
+    w1 = b.load(b.gep(seen, [_c(8)], source_etype=ir.IntType(8)), typ=I64)
+    hit = b.and_(use, b.and_(b.icmp_unsigned("==", w0, key), b.icmp_unsigned("==", w1, j)))
+    data = b.gep(scratch, [b.add(_c(site.data), b.mul(slot, _c(site.slot_bytes)))], source_etype=ir.IntType(8))
+    return use, hit, data, (tag, key, j)
+
+
+def mark(ctx, tag_key) -> None:
+    """Record the slot of ``tag_key`` (from :func:`lookup`) as holding its tile."""
+    b = ctx.b
+    tag, key, j = tag_key
+    b.store(key, tag)
+    b.store(j, b.gep(tag, [_c(8)], source_etype=ir.IntType(8)))
+
+
+_SYMBOLS = []
+
+
+def _libc(module, name, ret, args):
+    """Declare C library function ``name`` in ``module`` (made visible to the JIT)."""
+    if name not in _SYMBOLS:
+        import ctypes
+        import llvmlite.binding as llvm
+        if not llvm.address_of_symbol(name):
+            llvm.add_symbol(name, ctypes.cast(getattr(ctypes.CDLL(None), name), ctypes.c_void_p).value)
+        _SYMBOLS.append(name)
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, args), name=name)
+    return fn
+
+
+def chunk_scratch(b, module, scratch: Scratch | None, start, end):
+    """In ``run_chunk``'s entry: ``(pointer passed to every program, release(b))``.
+    The area (``malloc``) when the chunk has at least two programs and the kernel
+    has sites, its header's program count and tags zeroed; else a header alone whose
+    count is 0 (no program shares)."""
+    ptr_t = ir.PointerType()
+    if scratch is None:
+        return ir.Constant(ptr_t, None), lambda b: None
+    from ..llvm import intrinsics as intr
+    i8 = ir.IntType(8)
+    hdr = b.alloca(ir.ArrayType(i8, HEADER))
+    hdr.align = 64
+    hdr.type = ptr_t                 # opaque ``ptr`` (llvmlite types allocas as T*)
+    b.store(_c(0), hdr)
+    n = b.sub(end, start)
+    malloc = _libc(module, "malloc", ptr_t, [I64])
+    free = _libc(module, "free", ir.VoidType(), [ptr_t])
+    cell = b.alloca(ptr_t)
+    cell.type = ptr_t
+    b.store(ir.Constant(ptr_t, None), cell)
+    with b.if_then(b.icmp_signed(">", n, _c(1))):
+        b.store(b.call(malloc, [_c(scratch.total + 64)]), cell)
+    area = b.load(cell, typ=ptr_t)
+    got = b.icmp_unsigned("!=", area, ir.Constant(ptr_t, None))
+    # 64-byte aligned start inside the area
+    base = b.inttoptr(b.and_(b.add(b.ptrtoint(area, I64), _c(63)), _c(-64)), ptr_t)
+    with b.if_then(got):
+        b.store(n, base)
+        intr.call_overloaded(b, "memset", [b.gep(base, [_c(HEADER)], source_etype=i8), ir.Constant(i8, 0),
+                                           _c(scratch.tag_bytes)],
+                             ret=ir.VoidType(), overload_types=[ptr_t, I64],
+                             extra_args=[ir.Constant(ir.IntType(1), 0)])
+    ptr = b.select(got, base, hdr)
+
+    def release(b):
+        with b.if_then(got):
+            b.call(free, [area])
+    return ptr, release
