@@ -17,7 +17,7 @@ fastest) read instead of packing again.
   changed the tile's memory before the loop, which writes none itself);
 * the kernel has no atomics (programs have no way to order their accesses, so a
   program never reads another's writes);
-* the load's pointer tile does not depend on some program id axis (:func:`pid_deps`:
+* the load's pointer tile does not depend on program id axis 0 or 1 (:func:`pid_deps`:
   every value a ``tt.get_program_id`` of that axis flows into, through loop-carried
   values and branch conditions too).  Two programs whose ids differ only on such
   axes then load the same addresses at the same iteration, which hold the same
@@ -172,7 +172,7 @@ def plan(ctx, loop, load, slot_bytes) -> Site | None:
     if deps is None:
         deps = ctx.dot_pid_deps = pid_deps(ctx.func)
     d = deps.get(load.ptr, frozenset())
-    if d == _ALL:
+    if {0, 1} <= d:              # free of axis 2 at most: programs rarely share that way
         return None
     sc = scratch_of(ctx) or Scratch()
     cap = CAP_BYTES[0 in d]
