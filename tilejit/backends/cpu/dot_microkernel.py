@@ -224,7 +224,8 @@ class FloatDot:
         place (a SegmentedDot: its first segment's B, the rows after the last one's
         when the segments follow each other in memory, as the tutorial's do)."""
         direct, K = getattr(self.parts[0] if self.parts else self.d, "b_src", None), self.K
-        if direct is None or K < 2:
+        share = getattr(self.d, "share", None)
+        if direct is None or K < 2 or share and share[1]:     # B shared: read from its slot
             return None
         ctx, b = self.ctx, self.ctx.b
         ctx.elem_cache = {}

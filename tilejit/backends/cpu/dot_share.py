@@ -228,28 +228,92 @@ def mark(ctx, tag_key) -> None:
     b.store(j, b.gep(tag, [_c(8)], source_etype=ir.IntType(8)))
 
 
-_SYMBOLS = []
+_SYMBOLS = {}
+ENTRIES = 64                 # scratch areas kept for the process (one per running chunk)
+TABLE = "tilejit_dot_scratch"   # i64[ENTRIES][4]: busy, area, bytes, unused
+
+
+def _symbol(name):
+    """The address the JIT resolves ``name`` to: a C library function, or
+    :data:`TABLE` (allocated here, once per process)."""
+    if name not in _SYMBOLS:
+        import ctypes
+        import llvmlite.binding as llvm
+        if name == TABLE:
+            obj = (ctypes.c_int64 * (4 * ENTRIES))()
+            addr = ctypes.addressof(obj)
+        else:
+            obj = getattr(ctypes.CDLL(None), name)
+            addr = ctypes.cast(obj, ctypes.c_void_p).value
+        if name == TABLE or not llvm.address_of_symbol(name):
+            llvm.add_symbol(name, addr)
+        _SYMBOLS[name] = obj             # kept alive
+    return _SYMBOLS[name]
 
 
 def _libc(module, name, ret, args):
     """Declare C library function ``name`` in ``module`` (made visible to the JIT)."""
-    if name not in _SYMBOLS:
-        import ctypes
-        import llvmlite.binding as llvm
-        if not llvm.address_of_symbol(name):
-            llvm.add_symbol(name, ctypes.cast(getattr(ctypes.CDLL(None), name), ctypes.c_void_p).value)
-        _SYMBOLS.append(name)
+    _symbol(name)
     fn = module.globals.get(name)
     if fn is None:
         fn = ir.Function(module, ir.FunctionType(ret, args), name=name)
     return fn
 
 
+def _table(module):
+    _symbol(TABLE)
+    g = module.globals.get(TABLE)
+    if g is None:
+        g = ir.GlobalVariable(module, ir.ArrayType(I64, 4 * ENTRIES), name=TABLE)
+        g.linkage = "external"
+    return g
+
+
+def _claim(b, module, total):
+    """Claim a free entry of :data:`TABLE` (atomically), growing its area to ``total``
+    bytes; ``(entry or -1, area or null)``."""
+    fn, ptr_t = b.function, ir.PointerType()
+    table = _table(module)
+    word = lambda e, k: b.gep(table, [_c(0), b.add(b.mul(e, _c(4)), _c(k))])    # noqa: E731
+    cell = b.alloca(I64)
+    b.store(_c(-1), cell)
+    pre = b.block
+    head, body, step, done = (fn.append_basic_block("claim." + n) for n in ("head", "body", "step", "done"))
+    b.branch(head)
+    b.position_at_end(head)
+    e = b.phi(I64)
+    e.add_incoming(_c(0), pre)
+    b.cbranch(b.icmp_signed("<", e, _c(ENTRIES)), body, done)
+    b.position_at_end(body)
+    res = b.cmpxchg(word(e, 0), _c(0), _c(1), "acquire", "monotonic")
+    got = b.extract_value(res, 1)
+    with b.if_then(got):
+        b.store(e, cell)
+    b.cbranch(got, done, step)
+    b.position_at_end(step)
+    e.add_incoming(b.add(e, _c(1)), step)
+    b.branch(head)
+    b.position_at_end(done)
+    e = b.load(cell, typ=I64)
+    area = b.alloca(ptr_t)
+    area.type = ptr_t
+    b.store(ir.Constant(ptr_t, None), area)
+    with b.if_then(b.icmp_signed(">=", e, _c(0))):
+        with b.if_then(b.icmp_signed("<", b.load(word(e, 2), typ=I64), _c(total))):
+            b.call(_libc(module, "free", ir.VoidType(), [ptr_t]), [b.inttoptr(b.load(word(e, 1), typ=I64), ptr_t)])
+            p = b.call(_libc(module, "malloc", ptr_t, [I64]), [_c(total)])
+            b.store(b.ptrtoint(p, I64), word(e, 1))
+            b.store(b.select(b.icmp_unsigned("!=", p, ir.Constant(ptr_t, None)), _c(total), _c(0)), word(e, 2))
+        b.store(b.inttoptr(b.load(word(e, 1), typ=I64), ptr_t), area)
+    return e, b.load(area, typ=ptr_t), word
+
+
 def chunk_scratch(b, module, scratch: Scratch | None, start, end):
     """In ``run_chunk``'s entry: ``(pointer passed to every program, release(b))``.
-    The area (``malloc``) when the chunk has at least two programs and the kernel
-    has sites, its header's program count and tags zeroed; else a header alone whose
-    count is 0 (no program shares)."""
+    With sites and at least two programs in the chunk: an area of :data:`TABLE`
+    (kept for the process, so its pages stay mapped between launches), claimed for
+    the chunk, its header's program count set and its tags zeroed; else a header
+    alone whose count is 0 (no program shares)."""
     ptr_t = ir.PointerType()
     if scratch is None:
         return ir.Constant(ptr_t, None), lambda b: None
@@ -260,17 +324,19 @@ def chunk_scratch(b, module, scratch: Scratch | None, start, end):
     hdr.type = ptr_t                 # opaque ``ptr`` (llvmlite types allocas as T*)
     b.store(_c(0), hdr)
     n = b.sub(end, start)
-    malloc = _libc(module, "malloc", ptr_t, [I64])
-    free = _libc(module, "free", ir.VoidType(), [ptr_t])
-    cell = b.alloca(ptr_t)
-    cell.type = ptr_t
-    b.store(ir.Constant(ptr_t, None), cell)
+    cell = b.alloca(I64)
+    b.store(_c(-1), cell)
+    slot = b.alloca(ptr_t)
+    slot.type = ptr_t
+    b.store(ir.Constant(ptr_t, None), slot)
+    table = _table(module)
     with b.if_then(b.icmp_signed(">", n, _c(1))):
-        b.store(b.call(malloc, [_c(scratch.total + 64)]), cell)
-    area = b.load(cell, typ=ptr_t)
+        e, area, _ = _claim(b, module, scratch.total + 64)
+        b.store(e, cell)
+        b.store(area, slot)
+    entry, area = b.load(cell, typ=I64), b.load(slot, typ=ptr_t)
     got = b.icmp_unsigned("!=", area, ir.Constant(ptr_t, None))
-    # 64-byte aligned start inside the area
-    base = b.inttoptr(b.and_(b.add(b.ptrtoint(area, I64), _c(63)), _c(-64)), ptr_t)
+    base = b.inttoptr(b.and_(b.add(b.ptrtoint(area, I64), _c(63)), _c(-64)), ptr_t)    # 64-byte aligned
     with b.if_then(got):
         b.store(n, base)
         intr.call_overloaded(b, "memset", [b.gep(base, [_c(HEADER)], source_etype=i8), ir.Constant(i8, 0),
@@ -280,6 +346,8 @@ def chunk_scratch(b, module, scratch: Scratch | None, start, end):
     ptr = b.select(got, base, hdr)
 
     def release(b):
-        with b.if_then(got):
-            b.call(free, [area])
+        with b.if_then(b.icmp_signed(">=", entry, _c(0))):
+            busy = b.gep(table, [_c(0), b.mul(entry, _c(4))])
+            st = b.store_atomic(_c(0), busy, "release", 8)
+            del st
     return ptr, release

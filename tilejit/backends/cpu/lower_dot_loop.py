@@ -72,7 +72,7 @@ class SegmentedDot(Tile):
     def __init__(self, parts, acc, out_dtype, cdt, share=None):
         super().__init__((parts[0].a.shape[0], parts[0].b.shape[1]), out_dtype)
         self.parts, self.acc, self.cdt = parts, acc, cdt
-        self.share = share       # (A's dot_share.Site or None, B's, i64 iteration number)
+        self.share = share       # (A's dot_share.Site or None, B's, i64 trip number of its loop)
 
     def _elem(self, ctx, idx):
         raise AssertionError("SegmentedDot must be materialized before use")
@@ -239,7 +239,7 @@ def _dot_loop(ctx, op, m, carried, lb, start, lb0):
     share = None
     if any(sites):
         n = b.sub(wide(iv), wide(lb0))
-        share = sites + (b.udiv(n, ir.Constant(I64, step)),)
+        share = sites + (b.udiv(n, ir.Constant(I64, step * m.factor)),)     # this loop's trip number
     SegmentedDot(parts, BufTile(t.shape, t.element, acc_buf), t.element, cdt, share).materialize_into(ctx, acc_buf)
     iv.add_incoming(b.add(iv, ir.Constant(lb.type, m.factor * step)), b.block)
     carried.add_latch(state, b.block)
