@@ -54,8 +54,10 @@ def _close(c, want, K):
     np.testing.assert_allclose(c, want, rtol=1e-4, atol=4e-4 * np.sqrt(K))
 
 
-# fused factors 4 (BK=16: K=80 is one group of 4 and one step left) and 1
-@pytest.mark.parametrize("M,N,K,BM,BN,BK,Z", [(96, 64, 80, 32, 32, 16, 3), (64, 96, 128, 32, 48, 64, 2)])
+# fused factors 4 (BK=16: K=80 is one group of 4 and one step left), 2 (one left) and 1;
+# row blocks of 6 and tails of 4 (BM=16, 32, 64)
+@pytest.mark.parametrize("M,N,K,BM,BN,BK,Z", [(96, 64, 80, 32, 32, 16, 3), (64, 96, 128, 32, 32, 64, 2),
+                                              (128, 64, 96, 64, 32, 32, 2), (48, 32, 64, 16, 16, 16, 1)])
 def test_batched_3d_grid(backend, M, N, K, BM, BN, BK, Z):
     rng = np.random.default_rng(M + K + Z)
     a = rng.standard_normal((Z, M, K)).astype(np.float32)

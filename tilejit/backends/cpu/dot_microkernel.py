@@ -53,6 +53,7 @@ from ..llvm.types import F64, I64, storage_type, to_storage, value_type
 from .tiles import BufTile
 
 _FEATURES = []
+_A_BLOCKED = True
 _LINE = 64                   # bytes per cache line
 _PREFETCH_LOCALITY = 2       # llvm.prefetch locality 2: prefetcht1 (L2; L1 holds the panel and A)
 _I8P = ir.PointerType(ir.IntType(8))
@@ -179,6 +180,7 @@ class FloatDot:
         s, N, K = self.shape, self.N, self.K
         nfull, tail = divmod(N, s.nr)
         share = getattr(self.d, "share", None) or (None, None, None)
+        self.a_blocked = bool(self.parts) and share[0] is not None and _A_BLOCKED
         if self.parts:
             self.a_ptr = self._shared(share[0], share[2], self.M * K, self._copy_a)
         packed = self._shared(share[1], share[2], K * N, self._pack_b) if s.pack_b else None
@@ -331,7 +333,40 @@ class FloatDot:
         esz = 8 if self.cty == F64 else 4
         offs = sorted(set(range(0, K * esz, _LINE)) | {K * esz - esz})   # every line, aligned or not
         ahead = readers[0][2] if self.parts[0].a_src is not None else None
-        ctx.em.counted_loop(_c(0), _c(M), name="copy.a", body=row)
+        if not self.a_blocked:
+            ctx.em.counted_loop(_c(0), _c(M), name="copy.a", body=row)
+            return
+
+        def group(i0, rows, k0, koff, w, src):
+            """Columns ``koff .. koff + w`` of one segment of the block's rows."""
+            ctx.elem_cache = {}
+            vs = []
+            for r in range(rows):
+                ld = b.load(src(b.add(i0, _c(r)), koff, 0), typ=_vty(self.cty, w))
+                ld.align = _elem_align(self.cty)
+                vs.append(ld)
+                if ahead is not None:        # the next fused dot's A (see above)
+                    base = b.ptrtoint(ahead(b.add(i0, _c(r)), _c(0), 0), I64)
+                    _prefetch(b, b.add(base, b.mul(b.add(koff, _c(K + k0)), _c(esz))))
+            dst = b.add(b.mul(i0, _c(K)), b.mul(b.add(koff, _c(k0)), _c(rows)))
+            _store_transposed(b, vs, w, b.gep(buf, [dst], source_etype=self.cty), self.cty)
+            ctx.elem_cache = {}
+
+        def block(i0, rows):
+            for k0, kn, src in readers:
+                nv = kn // s.vl
+                if nv:
+                    ctx.em.counted_loop(_c(0), _c(nv * s.vl), _c(s.vl), name="copy.ak",
+                                        body=lambda kk, k0=k0, src=src: group(i0, rows, k0, kk, s.vl, src))
+                for w in _widths(kn % s.vl, s.vl):
+                    group(i0, rows, k0, _c(nv * s.vl), w, src)
+        mr = s.mr
+        if self.nrb:
+            ctx.em.counted_loop(_c(0), _c(self.nrb * mr), _c(mr), name="copy.a", body=lambda i0: block(i0, mr))
+        i0 = self.nrb * mr
+        for rows in self.tails:
+            block(_c(i0), rows)
+            i0 += rows
 
     def _reader(self, tile, direct):
         """``read(row, j0, off) -> ptr`` of ``tile``'s element (row, j0 + off): in
@@ -357,7 +392,10 @@ class FloatDot:
         offs = _offsets(panel.widths)
         vtys = [_vty(cty, w) for w in panel.widths]
         accs = [[ir.Constant(vt, None) for vt in vtys] for _ in range(rows)]     # acc added after
-        arow = [b.gep(self.a_ptr, [b.mul(b.add(i0, _c(r)), _c(K))], source_etype=cty) for r in range(rows)]
+        if self.a_blocked:           # the block's rows interleaved: element (r, k) at k * rows + r
+            arow = [b.gep(self.a_ptr, [b.add(b.mul(i0, _c(K)), _c(r))], source_etype=cty) for r in range(rows)]
+        else:
+            arow = [b.gep(self.a_ptr, [b.mul(b.add(i0, _c(r)), _c(K))], source_etype=cty) for r in range(rows)]
         bbase = b.gep(panel.ptr, [panel.col], source_etype=cty)
         pre = b.block
         head, body, done = em.new_block("k.head"), em.new_block("k.body"), em.new_block("k.done")
@@ -381,7 +419,7 @@ class FloatDot:
             bv.append(ld)
         new = []
         for r in range(rows):
-            a = b.load(b.gep(arow[r], [k], source_etype=cty), typ=cty)
+            a = b.load(b.gep(arow[r], [b.mul(k, _c(rows)) if self.a_blocked else k], source_etype=cty), typ=cty)
             splats = {}                  # one broadcast per vector type (less IR to optimise)
             new.append([intr.call_overloaded(b, "fma", [splats.get(str(vt)) or splats.setdefault(
                 str(vt), _splat(b, a, vt)), x, ph]) for vt, x, ph in zip(vtys, bv, phis[r])])
@@ -430,6 +468,34 @@ class FloatDot:
             x = b.extract_element(v, ir.Constant(ir.IntType(32), l)) if w > 1 else v
             x = to_storage(b, lower_cast(b, x, d.cdt, d.dtype), d.dtype)
             b.store(x, b.gep(self.out, [b.add(lin, _c(l))], source_etype=sty))
+
+
+def _concat(b, vs):
+    """One vector holding the equal-typed vectors ``vs`` one after another (padded
+    with undefined lanes to a power of two)."""
+    while len(vs) > 1:
+        if len(vs) % 2:
+            vs = vs + [ir.Constant(vs[0].type, ir.Undefined)]
+        n = vs[0].type.count
+        mask = ir.Constant(ir.VectorType(ir.IntType(32), 2 * n), list(range(2 * n)))
+        vs = [b.shuffle_vector(x, y, mask) for x, y in zip(vs[::2], vs[1::2])]
+    return vs[0]
+
+
+def _store_transposed(b, vs, w, dst, cty):
+    """Store ``rows = len(vs)`` rows of ``w`` lanes k-major at ``dst``: lane ``kk`` of
+    row ``r`` at ``kk * rows + r``."""
+    rows = len(vs)
+    if w == 1:
+        for r, v in enumerate(vs):
+            st = b.store(v, b.gep(dst, [_c(r)], source_etype=cty))
+            st.align = _elem_align(cty)
+        return
+    whole = _concat(b, list(vs))
+    mask = ir.Constant(ir.VectorType(ir.IntType(32), rows * w), [r * w + kk for kk in range(w) for r in range(rows)])
+    t = b.shuffle_vector(whole, ir.Constant(whole.type, ir.Undefined), mask)
+    st = b.store(t, dst)
+    st.align = _elem_align(cty)
 
 
 def _prefetch(b, addr):
