@@ -54,6 +54,7 @@ from .tiles import BufTile
 
 _FEATURES = []
 _A_BLOCKED = True
+_TRANSPOSE_SCALAR = False
 _LINE = 64                   # bytes per cache line
 _PREFETCH_LOCALITY = 2       # llvm.prefetch locality 2: prefetcht1 (L2; L1 holds the panel and A)
 _I8P = ir.PointerType(ir.IntType(8))
@@ -490,6 +491,13 @@ def _store_transposed(b, vs, w, dst, cty):
         for r, v in enumerate(vs):
             st = b.store(v, b.gep(dst, [_c(r)], source_etype=cty))
             st.align = _elem_align(cty)
+        return
+    if _TRANSPOSE_SCALAR:
+        for r, v in enumerate(vs):
+            for kk in range(w):
+                st = b.store(b.extract_element(v, ir.Constant(ir.IntType(32), kk)),
+                             b.gep(dst, [_c(kk * rows + r)], source_etype=cty))
+                st.align = _elem_align(cty)
         return
     whole = _concat(b, list(vs))
     mask = ir.Constant(ir.VectorType(ir.IntType(32), rows * w), [r * w + kk for kk in range(w) for r in range(rows)])

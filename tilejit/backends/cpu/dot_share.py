@@ -165,13 +165,26 @@ def loop_may_share(ctx, loop) -> bool:
     return not any(_writes(o) for o in blk.ops[:blk.ops.index(loop)])
 
 
-def plan(ctx, loop, load, slot_bytes) -> Site | None:
-    """A scratch site for the in-place operand ``load`` of dot loop ``loop`` whose
-    packed tile takes ``slot_bytes``, or None when it may not be shared."""
+def _deps_of(ctx, load):
     deps = getattr(ctx, "dot_pid_deps", None)
     if deps is None:
         deps = ctx.dot_pid_deps = pid_deps(ctx.func)
-    d = deps.get(load.ptr, frozenset())
+    return deps.get(load.ptr, frozenset())
+
+
+def may_share(ctx, loop, value) -> bool:
+    """Whether dot operand ``value`` of dot loop ``loop`` may be shared, as far as the
+    IR tells (:func:`plan` also needs it read in place): an unmasked, non-volatile
+    load whose pointer depends on program id axis 0 or 1 but not both."""
+    ld = value.op
+    return (isinstance(ld, ops.LoadOp) and ld.mask is None and not ld.volatile
+            and loop_may_share(ctx, loop) and not {0, 1} <= _deps_of(ctx, ld))
+
+
+def plan(ctx, loop, load, slot_bytes) -> Site | None:
+    """A scratch site for the in-place operand ``load`` of dot loop ``loop`` whose
+    packed tile takes ``slot_bytes``, or None when it may not be shared."""
+    d = _deps_of(ctx, load)
     if {0, 1} <= d:              # free of axis 2 at most: programs rarely share that way
         return None
     sc = scratch_of(ctx) or Scratch()

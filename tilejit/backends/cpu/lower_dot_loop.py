@@ -46,6 +46,7 @@ from . import lower_dot
 from .tiles import BufTile, Tile
 
 KC_BYTES = 256           # bytes of k per fused dot: 64 fp32 (see the module docstring)
+KC_SHARED_BYTES = 512    # the same when A is shared (dot_share.py): 128 fp32
 MAX_A_BYTES = 256 << 10  # the side-by-side A copy of one fused dot at most
 
 
@@ -84,10 +85,11 @@ class SegmentedDot(Tile):
             emit_float_dot(ctx, self, ptr)
 
 
-def fuse_factor(bm, bn, bk, cdt) -> int:
-    """Iterations per fused dot for ``bm x bk @ bk x bn`` tiles (1: no fusion)."""
+def fuse_factor(bm, bn, bk, cdt, shared=False) -> int:
+    """Iterations per fused dot for ``bm x bk @ bk x bn`` tiles (1: no fusion);
+    ``shared``: A may be shared by the programs (dot_share.py)."""
     esz = 8 if cdt == float64 else 4
-    u = max(1, KC_BYTES // (bk * esz))
+    u = max(1, (KC_SHARED_BYTES if shared else KC_BYTES) // (bk * esz))
     while u > 1 and bm * u * bk * esz > MAX_A_BYTES:
         u //= 2
     return u
@@ -137,7 +139,9 @@ def _match_slot(ctx, op, slot, y):
         if i != slot and not v.type.is_scalar and uniform_ptr_step(op, i) is None:
             return None
     bm, bk = dot.a.type.shape
-    u = fuse_factor(bm, dot.b.type.shape[1], bk, float64 if t.element == float64 else float32)
+    from . import dot_share
+    u = fuse_factor(bm, dot.b.type.shape[1], bk, float64 if t.element == float64 else float32,
+                    dot_share.may_share(ctx, op, dot.a))
     return _Match(slot, dot, add, u)
 
 
@@ -176,8 +180,8 @@ def lower_fused_dot_loop(ctx, op) -> bool:
     carried = carried_of(ctx, op)
     lb = ctx.get(op.lb)
     iv = _dot_loop(ctx, op, m, carried, lb, carried.initial_state(), lb)
-    if m.factor > 1:                                  # the iterations left over, one at a time
-        _dot_loop(ctx, op, m._replace(factor=1), carried, iv, list(carried.phis), lb)
+    if m.factor > 1:                                  # the iterations left over, one at a time (not shared)
+        _dot_loop(ctx, op, m._replace(factor=1), carried, iv, list(carried.phis), lb, False)
     for r, rep in zip(op.results, carried.reps()):
         ctx.set(r, rep)
     return True
@@ -198,7 +202,7 @@ def _sites(ctx, op, m, cdt, direct):
     return tuple(out)
 
 
-def _dot_loop(ctx, op, m, carried, lb, start, lb0):
+def _dot_loop(ctx, op, m, carried, lb, start, lb0, share=True):
     """The loop running ``m.factor`` iterations of ``op`` per trip while that many are
     left, from induction value ``lb`` and carried ``start``; returns its induction
     phi (the first iteration not run), ``carried.phis`` its exit state.  ``lb0``: the
@@ -232,7 +236,7 @@ def _dot_loop(ctx, op, m, carried, lb, start, lb0):
             else:
                 ctx.lower_op(o)
         parts.append(_part(ctx, m.dot, cdt, direct))
-        sites = _sites(ctx, op, m, cdt, direct) if sites is None else \
+        sites = (_sites(ctx, op, m, cdt, direct) if share else (None, None)) if sites is None else \
             tuple(s if v.op in direct else None for s, v in zip(sites, (m.dot.a, m.dot.b)))
         state = carried.yield_values(term.values, state, keep=(m.slot,))
     acc_buf = state[m.slot][0]
