@@ -217,9 +217,17 @@ class FloatDot:
             self.ctx.em.counted_loop(_c(i0), _c(nfull * mr), _c(mr), name="dot.mb",
                                      body=lambda i: self._block(i, mr, panel))
         i0 = max(i0, nfull * mr)
-        for rows in (self.tails if nfull or side is None else self.tails[1:]):
-            self._block(_c(i0), rows, panel)
-            i0 += rows
+        for rows, n in _runs(self.tails if nfull or side is None else self.tails[1:]):
+            self._each_block(i0, rows, n, lambda i, rows=rows: self._block(i, rows, panel))
+            i0 += rows * n
+
+    def _each_block(self, i0, rows, n, body):
+        """``body(first row)`` for ``n`` blocks of ``rows`` rows from row ``i0`` (a loop
+        when there are several: less code)."""
+        if n == 1:
+            body(_c(i0))
+        else:
+            self.ctx.em.counted_loop(_c(i0), _c(i0 + rows * n), _c(rows), name="dot.tb", body=body)
 
     def _next_tile_prefetch(self, j0):
         """``side(k)`` prefetching the ``nr`` columns from ``j0`` of row ``K + k`` of B
@@ -365,9 +373,9 @@ class FloatDot:
         if self.nrb:
             ctx.em.counted_loop(_c(0), _c(self.nrb * mr), _c(mr), name="copy.a", body=lambda i0: block(i0, mr))
         i0 = self.nrb * mr
-        for rows in self.tails:
-            block(_c(i0), rows)
-            i0 += rows
+        for rows, n in _runs(self.tails):
+            self._each_block(i0, rows, n, lambda i, rows=rows: block(i, rows))
+            i0 += rows * n
 
     def _reader(self, tile, direct):
         """``read(row, j0, off) -> ptr`` of ``tile``'s element (row, j0 + off): in
@@ -469,6 +477,17 @@ class FloatDot:
             x = b.extract_element(v, ir.Constant(ir.IntType(32), l)) if w > 1 else v
             x = to_storage(b, lower_cast(b, x, d.cdt, d.dtype), d.dtype)
             b.store(x, b.gep(self.out, [b.add(lin, _c(l))], source_etype=sty))
+
+
+def _runs(sizes):
+    """``[(size, count)]``: runs of equal sizes."""
+    out = []
+    for x in sizes:
+        if out and out[-1][0] == x:
+            out[-1] = (x, out[-1][1] + 1)
+        else:
+            out.append((x, 1))
+    return out
 
 
 def _concat(b, vs):
