@@ -24,7 +24,12 @@ long, measured on the tutorial kernel (Sapphire Rapids, 1 thread, 1024^3, median
 15, against numpy in the same run; bench/results/cpu_matmul_notes.md):
 BK=64: U=1 0.89-0.90x numpy (0.85-0.86x before), U=2 0.87-0.89x, U=4 0.80-0.88x;
 BK=32: U=2 0.91x (0.81x before); BK=16 (64x64 tiles): U=4 0.80x (0.62x before).
-Longer fused dots lose: their B panels and A rows no longer share L1.
+Longer fused dots lose: their B panels and A rows no longer share L1.  When A may be
+shared by the programs of a chunk (dot_share.py: packed once, in row blocks),
+``KC_SHARED_BYTES`` (128 fp32) is used instead: 1024^3 0.88-0.90x -> 0.90-0.92x,
+2048^3 0.83-0.84x -> 0.90-0.95x numpy (znver3, one thread, same process); 256 fp32
+gained another 0-2% for a third more compile time.  The iterations left over are
+not shared.
 
 Each element of the result is ``acc + (sum of the U*BK products in k order)``
 where the loop one iteration at a time computes ``((acc + s_0) + s_1) + ...``: the
