@@ -29,15 +29,18 @@ program of the launch wrote that memory during the launch: a data race, whose re
 Triton leaves unspecified (programs run in any order, in parallel).
 
 **How.**  ``run_chunk`` (codegen.py) gives every program of a chunk of at least two
-programs one scratch area (``malloc``, freed at the chunk's end): a header holding the
-chunk's program count, then per shared operand (a *site*) ``slots`` tags of two i64
-words (``dep + 1``, iteration) zeroed at the chunk's start, then the slots' packed
-tiles.  The slot of iteration ``j``: ``j`` when the operand does not depend on axis 0
-(the programs that share it run one after another), else ``j * count + dep`` (``dep``:
-the linear index of the program's ids on the axes it depends on, ``count`` how many
-there are), used only when the chunk spans more than one row of axis 0.  A program
-packs a missed tile into its slot and tags it; an iteration beyond the slots, a chunk
-of one program or a failed ``malloc`` packs into the program's own buffer as before.
+programs one scratch area: an entry of a process-wide table (:data:`TABLE`) claimed
+atomically for the chunk and released at its end, whose ``malloc``'d area is kept
+(so its pages stay mapped from one launch to the next) and grown when a kernel needs
+more.  The area holds a header with the chunk's program count, then per shared
+operand (a *site*) ``slots`` tags of two i64 words (``dep + 1``, trip) zeroed at the
+chunk's start, then the slots' packed tiles.  The slot of trip ``j`` of the fused
+loop: ``j`` when the operand does not depend on axis 0 (the programs that share it
+run one after another), else ``j * count + dep`` (``dep``: the linear index of the
+program's ids on the axes it depends on, ``count`` how many there are), used only
+when the chunk spans more than one row of axis 0.  A program packs a missed tile
+into its slot and tags it; a trip beyond the slots, a chunk of one program or no free
+entry packs into the program's own buffer as before.
 """
 from __future__ import annotations
 
