@@ -126,15 +126,16 @@ def test_cpu_fuses_the_tutorial_loop(monkeypatch):
     from tilejit.runtime.options import use_options
     assert [L.fuse_factor(32, 32, bk, float32) for bk in (16, 32, 64, 128)] == [4, 2, 1, 1]
     assert L.fuse_factor(16, 16, 8, float64) == 4
+    assert [L.fuse_factor(32, 32, bk, float32, shared=True) for bk in (16, 32, 64, 256)] == [8, 4, 2, 1]
     seen = []
     real = L._dot_loop
     monkeypatch.setattr(L, "_dot_loop", lambda ctx, op, m, *a: seen.append(m.factor) or real(ctx, op, m, *a))
-    M, N, K = 32, 32, 80
+    M, N, K = 32, 32, 144                                   # 9 steps of 16; A may be shared: 8 at a time
     rng = np.random.default_rng(1)
     a = rng.standard_normal((M, K)).astype(np.float32)
     b = rng.standard_normal((K, N)).astype(np.float32)
     c = np.full((M, N), np.nan, np.float32)
     with use_options(backend="cpu", sanitize=False):           # sanitized loads keep the plain loop
         tilejit.jit(mm_steps.fn)[(1, 1)](a, b, c, K, K, 1, N, 1, N, 1, BM=M, BN=N, BK=16)
-    assert seen == [4, 1]                                    # 4 at a time, then the one left
+    assert seen == [8, 1]                                    # 8 at a time, then the one left
     _check(c, a, b)

@@ -2,8 +2,9 @@
 
 ABI (all functions in the module):
 
-* ``i32 @program(ptr args, i32 pid_x, pid_y, pid_z, nprog_x, nprog_y, nprog_z)``
-  (internal, always inlined): one program.  ``args`` points to one 8-byte slot per
+* ``i32 @program(ptr args, i32 pid_x, pid_y, pid_z, nprog_x, nprog_y, nprog_z, ptr scratch)``
+  (internal, always inlined): one program.  ``scratch``: the chunk's shared dot
+  operand area (dot_share.py), null when the kernel has none.  ``args`` points to one 8-byte slot per
   IR argument: pointers and integers as 64-bit integers, floats as doubles.
   Returns 0, or k+1 when the k-th ``tt.assert`` failed.
 * ``i32 @run_chunk(ptr args, i32 start, i32 end)``: runs programs ``start..end``
@@ -17,6 +18,7 @@ import llvmlite.ir as ir
 
 from ..llvm.scalar import f32_to_bf16
 from ..llvm.types import F16, F32, F64, I32, I64, PTR, VOID, value_type
+from . import dot_share
 from .lower import ProgramContext
 
 PROGRAM, CHUNK = "program", "run_chunk"
@@ -48,7 +50,7 @@ def build_module(func, options, triple: str = "", data_layout: str = "", facts=N
         module.triple = triple
     if data_layout:
         module.data_layout = data_layout
-    fty = ir.FunctionType(I32, [PTR] + [I32] * 6)
+    fty = ir.FunctionType(I32, [PTR] + [I32] * 6 + [PTR])
     prog = ir.Function(module, fty, name=PROGRAM)
     prog.linkage = "internal"
     prog.attributes.add("alwaysinline")
@@ -59,19 +61,20 @@ def build_module(func, options, triple: str = "", data_layout: str = "", facts=N
     args_ptr = ctx.args_ptr = prog.args[0]
     ctx.pid = list(prog.args[1:4])
     ctx.nprog = list(prog.args[4:7])
+    ctx.scratch = prog.args[7]
     for i, arg in enumerate(func.arguments):
         ctx.set(arg.value, _load_arg(ctx.b, args_ptr, i, arg.value.type.element))
     ctx.lower_block(func.block)
     if not ctx.b.block.is_terminated:
         ctx.b.ret(ir.Constant(I32, 0))
     ctx.em.finish_entry()
-    _build_chunk(module, prog, len(func.arguments))
+    _build_chunk(module, prog, len(func.arguments), dot_share.scratch_of(ctx))
     module.frame_bytes = ctx.em.frame_bytes
     module.accesses = ctx.accesses
     return module, ctx.asserts
 
 
-def _build_chunk(module, prog, nargs):
+def _build_chunk(module, prog, nargs, scratch=None):
     """``run_chunk``: the program ids of ``start`` are divided out of the linear index
     once; each later program steps x (carrying into y, then z), so a chunk of many
     small programs pays no division per program."""
@@ -90,6 +93,8 @@ def _build_chunk(module, prog, nargs):
     nx64, ny64 = b.zext(nx, I64), b.zext(ny, I64)
     t = b.udiv(start, nx64)        # start < nx*ny*nz: the ids fit in i32
     first = [b.trunc(v, I32) for v in (b.urem(start, nx64), b.urem(t, ny64), b.udiv(t, ny64))]
+    shared, release = dot_share.chunk_scratch(b, module, scratch, start, end)
+    entry = b.block
     b.branch(head)
     b.position_at_end(head)
     lin = b.phi(I64)
@@ -99,7 +104,7 @@ def _build_chunk(module, prog, nargs):
         p.add_incoming(v, entry)
     b.cbranch(b.icmp_signed("<", lin, end), body, done)
     b.position_at_end(body)
-    status = b.call(prog, [args] + pids + [nx, ny, nz])
+    status = b.call(prog, [args] + pids + [nx, ny, nz, shared])
     lin.add_incoming(b.add(lin, ir.Constant(I64, 1)), body)
     one, zero = ir.Constant(I32, 1), ir.Constant(I32, 0)
     carry = None
@@ -111,6 +116,8 @@ def _build_chunk(module, prog, nargs):
     b.position_at_end(fail)
     for k, v in enumerate([status] + pids):
         b.store(v, b.gep(err, [ir.Constant(I64, k)], source_etype=I32))
+    release(b)
     b.ret(status)
     b.position_at_end(done)
+    release(b)
     b.ret(ir.Constant(I32, 0))

@@ -24,6 +24,16 @@ keeps its loads off the start of each block's FMA chains.
   ``M x K`` buffer and its B segments packed into one set of panels, each read
   where its load read it when it may be (``_reader``); the next tile prefetch then
   follows the first segment's B.
+* **Shared operands.** With a ``dot_share`` site (``SegmentedDot.share``) an operand's
+  packed copy lives in the chunk's slot of its trip and is filled only by the first
+  program of the chunk that needs it (:meth:`FloatDot._shared`).  A shared A is then
+  packed in row blocks, each block's rows interleaved k-major (element (r, k) of a
+  block of ``rows`` rows at ``k * rows + r``; the copy transposes ``rows x vl``
+  pieces with shuffles): a register block reads one sequential stream instead of
+  ``mr`` rows ``K`` apart.  Measured (znver3, one thread, same process, ratio to
+  numpy, 1024^3): 0.82x with the rows layout, 0.89x packed in blocks; the longer fused
+  dots of ``lower_dot_loop.KC_SHARED_BYTES`` then gain too (0.92-0.99x), where with
+  the rows layout they lost (0.90 -> 0.81x).
 * **Loop order.** Panels outer, row blocks inner: the panel stays in L1 while A's
   rows stream past it.
 * **Next tile prefetch.** When B is read in place, the first row block of each full
@@ -178,9 +188,11 @@ class FloatDot:
     def emit(self):
         s, N, K = self.shape, self.N, self.K
         nfull, tail = divmod(N, s.nr)
+        share = getattr(self.d, "share", None) or (None, None, None)
+        self.a_blocked = bool(self.parts) and share[0] is not None     # A packed in row blocks
         if self.parts:
-            self.a_ptr = self._copy_a()
-        packed = self._pack_b() if s.pack_b else None
+            self.a_ptr = self._shared(share[0], share[2], self.M * K, self._copy_a)
+        packed = self._shared(share[1], share[2], K * N, self._pack_b) if s.pack_b else None
         em = self.ctx.em
         if nfull:
             def full(jb):
@@ -213,9 +225,17 @@ class FloatDot:
             self.ctx.em.counted_loop(_c(i0), _c(nfull * mr), _c(mr), name="dot.mb",
                                      body=lambda i: self._block(i, mr, panel))
         i0 = max(i0, nfull * mr)
-        for rows in (self.tails if nfull or side is None else self.tails[1:]):
-            self._block(_c(i0), rows, panel)
-            i0 += rows
+        for rows, n in _runs(self.tails if nfull or side is None else self.tails[1:]):
+            self._each_block(i0, rows, n, lambda i, rows=rows: self._block(i, rows, panel))
+            i0 += rows * n
+
+    def _each_block(self, i0, rows, n, body):
+        """``body(first row)`` for ``n`` blocks of ``rows`` rows from row ``i0`` (a loop
+        when there are several: less code)."""
+        if n == 1:
+            body(_c(i0))
+        else:
+            self.ctx.em.counted_loop(_c(i0), _c(i0 + rows * n), _c(rows), name="dot.tb", body=body)
 
     def _next_tile_prefetch(self, j0):
         """``side(k)`` prefetching the ``nr`` columns from ``j0`` of row ``K + k`` of B
@@ -223,7 +243,8 @@ class FloatDot:
         place (a SegmentedDot: its first segment's B, the rows after the last one's
         when the segments follow each other in memory, as the tutorial's do)."""
         direct, K = getattr(self.parts[0] if self.parts else self.d, "b_src", None), self.K
-        if direct is None or K < 2:
+        share = getattr(self.d, "share", None)
+        if direct is None or K < 2 or share and share[1]:     # B shared: read from its slot
             return None
         ctx, b = self.ctx, self.ctx.b
         ctx.elem_cache = {}
@@ -240,13 +261,31 @@ class FloatDot:
                 _prefetch(b, b.add(base, _c(o)))
         return side
 
+    def _shared(self, site, j, count, fill):
+        """A buffer of ``count`` elements filled by ``fill(buf)``: the program's own, or
+        with a dot_share site the chunk's shared slot of iteration ``j``, filled only
+        when no earlier program of the chunk did."""
+        ctx, b = self.ctx, self.ctx.b
+        own = ctx.alloca(self.cty, count)
+        if site is None:
+            fill(own)
+            return own
+        from . import dot_share
+        use, hit, slot, tag = dot_share.lookup(ctx, site, j)
+        buf = b.select(use, slot, own)
+        with ctx.em.if_then(b.not_(hit)):
+            fill(buf)
+            with ctx.em.if_then(use):
+                dot_share.mark(ctx, tag)
+        ctx.elem_cache = {}
+        return buf
+
     # ---- B packing --------------------------------------------------------------
-    def _pack_b(self):
+    def _pack_b(self, buf):
         """Copy B (K x N, row-major) into panels of ``nr`` columns, each K x nr
-        contiguous (the last panel ``N % nr`` wide); returns the packed buffer.  With
-        ``d.b_src`` B is read where the kernel loaded it from (no intermediate copy)."""
+        contiguous (the last panel ``N % nr`` wide) in ``buf``.  With ``d.b_src`` B
+        is read where the kernel loaded it from (no intermediate copy)."""
         ctx, s, K, N = self.ctx, self.shape, self.K, self.N
-        buf = ctx.alloca(self.cty, K * N)
         nfull, tail = divmod(N, s.nr)
         b = ctx.b
 
@@ -270,7 +309,6 @@ class FloatDot:
 
         for k0, kn, src in self._b_sources():
             ctx.em.counted_loop(_c(0), _c(kn), name="pack.k", body=lambda k, k0=k0, src=src: row(k0, k, src))
-        return buf
 
     def _b_sources(self):
         """``[(first row, rows, read(k, j0, off) -> ptr)]``: where B's rows come from
@@ -283,15 +321,14 @@ class FloatDot:
             k0 += p.a.shape[1]
         return out
 
-    def _copy_a(self):
-        """A SegmentedDot's A segments side by side in one row-major M x K buffer
+    def _copy_a(self, buf):
+        """A SegmentedDot's A segments side by side in the row-major M x K ``buf``
         (each segment read where its load read it when it may be, see lower_dot).
         With A read in place, each row's copy also prefetches (into L2) the K
         elements that follow it in memory: in the tutorial loop the next fused dot's
         A, whose rows (a page or more apart) the hardware prefetchers lose track of
         (+1.5-4% on 1024^3 and 2048^3, Sapphire Rapids, cpu_matmul_notes.md)."""
         ctx, b, s, M, K = self.ctx, self.ctx.b, self.shape, self.M, self.K
-        buf = ctx.alloca(self.cty, M * K)
         readers, k0 = [], 0
         for p in self.parts:
             readers.append((k0, p.a.shape[1], self._reader(p.a, p.a_src)))
@@ -313,8 +350,40 @@ class FloatDot:
         esz = 8 if self.cty == F64 else 4
         offs = sorted(set(range(0, K * esz, _LINE)) | {K * esz - esz})   # every line, aligned or not
         ahead = readers[0][2] if self.parts[0].a_src is not None else None
-        ctx.em.counted_loop(_c(0), _c(M), name="copy.a", body=row)
-        return buf
+        if not self.a_blocked:
+            ctx.em.counted_loop(_c(0), _c(M), name="copy.a", body=row)
+            return
+
+        def group(i0, rows, k0, koff, w, src):
+            """Columns ``koff .. koff + w`` of one segment of the block's rows."""
+            ctx.elem_cache = {}
+            vs = []
+            for r in range(rows):
+                ld = b.load(src(b.add(i0, _c(r)), koff, 0), typ=_vty(self.cty, w))
+                ld.align = _elem_align(self.cty)
+                vs.append(ld)
+                if ahead is not None:        # the next fused dot's A (see above)
+                    base = b.ptrtoint(ahead(b.add(i0, _c(r)), _c(0), 0), I64)
+                    _prefetch(b, b.add(base, b.mul(b.add(koff, _c(K + k0)), _c(esz))))
+            dst = b.add(b.mul(i0, _c(K)), b.mul(b.add(koff, _c(k0)), _c(rows)))
+            _store_transposed(b, vs, w, b.gep(buf, [dst], source_etype=self.cty), self.cty)
+            ctx.elem_cache = {}
+
+        def block(i0, rows):
+            for k0, kn, src in readers:
+                nv = kn // s.vl
+                if nv:
+                    ctx.em.counted_loop(_c(0), _c(nv * s.vl), _c(s.vl), name="copy.ak",
+                                        body=lambda kk, k0=k0, src=src: group(i0, rows, k0, kk, s.vl, src))
+                for w in _widths(kn % s.vl, s.vl):
+                    group(i0, rows, k0, _c(nv * s.vl), w, src)
+        mr = s.mr
+        if self.nrb:
+            ctx.em.counted_loop(_c(0), _c(self.nrb * mr), _c(mr), name="copy.a", body=lambda i0: block(i0, mr))
+        i0 = self.nrb * mr
+        for rows, n in _runs(self.tails):
+            self._each_block(i0, rows, n, lambda i, rows=rows: block(i, rows))
+            i0 += rows * n
 
     def _reader(self, tile, direct):
         """``read(row, j0, off) -> ptr`` of ``tile``'s element (row, j0 + off): in
@@ -340,7 +409,10 @@ class FloatDot:
         offs = _offsets(panel.widths)
         vtys = [_vty(cty, w) for w in panel.widths]
         accs = [[ir.Constant(vt, None) for vt in vtys] for _ in range(rows)]     # acc added after
-        arow = [b.gep(self.a_ptr, [b.mul(b.add(i0, _c(r)), _c(K))], source_etype=cty) for r in range(rows)]
+        if self.a_blocked:           # the block's rows interleaved: element (r, k) at k * rows + r
+            arow = [b.gep(self.a_ptr, [b.add(b.mul(i0, _c(K)), _c(r))], source_etype=cty) for r in range(rows)]
+        else:
+            arow = [b.gep(self.a_ptr, [b.mul(b.add(i0, _c(r)), _c(K))], source_etype=cty) for r in range(rows)]
         bbase = b.gep(panel.ptr, [panel.col], source_etype=cty)
         pre = b.block
         head, body, done = em.new_block("k.head"), em.new_block("k.body"), em.new_block("k.done")
@@ -364,7 +436,7 @@ class FloatDot:
             bv.append(ld)
         new = []
         for r in range(rows):
-            a = b.load(b.gep(arow[r], [k], source_etype=cty), typ=cty)
+            a = b.load(b.gep(arow[r], [b.mul(k, _c(rows)) if self.a_blocked else k], source_etype=cty), typ=cty)
             splats = {}                  # one broadcast per vector type (less IR to optimise)
             new.append([intr.call_overloaded(b, "fma", [splats.get(str(vt)) or splats.setdefault(
                 str(vt), _splat(b, a, vt)), x, ph]) for vt, x, ph in zip(vtys, bv, phis[r])])
@@ -413,6 +485,45 @@ class FloatDot:
             x = b.extract_element(v, ir.Constant(ir.IntType(32), l)) if w > 1 else v
             x = to_storage(b, lower_cast(b, x, d.cdt, d.dtype), d.dtype)
             b.store(x, b.gep(self.out, [b.add(lin, _c(l))], source_etype=sty))
+
+
+def _runs(sizes):
+    """``[(size, count)]``: runs of equal sizes."""
+    out = []
+    for x in sizes:
+        if out and out[-1][0] == x:
+            out[-1] = (x, out[-1][1] + 1)
+        else:
+            out.append((x, 1))
+    return out
+
+
+def _concat(b, vs):
+    """One vector holding the equal-typed vectors ``vs`` one after another (padded
+    with undefined lanes to a power of two)."""
+    while len(vs) > 1:
+        if len(vs) % 2:
+            vs = vs + [ir.Constant(vs[0].type, ir.Undefined)]
+        n = vs[0].type.count
+        mask = ir.Constant(ir.VectorType(ir.IntType(32), 2 * n), list(range(2 * n)))
+        vs = [b.shuffle_vector(x, y, mask) for x, y in zip(vs[::2], vs[1::2])]
+    return vs[0]
+
+
+def _store_transposed(b, vs, w, dst, cty):
+    """Store ``rows = len(vs)`` rows of ``w`` lanes k-major at ``dst``: lane ``kk`` of
+    row ``r`` at ``kk * rows + r``."""
+    rows = len(vs)
+    if w == 1:
+        for r, v in enumerate(vs):
+            st = b.store(v, b.gep(dst, [_c(r)], source_etype=cty))
+            st.align = _elem_align(cty)
+        return
+    whole = _concat(b, list(vs))
+    mask = ir.Constant(ir.VectorType(ir.IntType(32), rows * w), [r * w + kk for kk in range(w) for r in range(rows)])
+    t = b.shuffle_vector(whole, ir.Constant(whole.type, ir.Undefined), mask)
+    st = b.store(t, dst)
+    st.align = _elem_align(cty)
 
 
 def _prefetch(b, addr):

@@ -24,7 +24,12 @@ long, measured on the tutorial kernel (Sapphire Rapids, 1 thread, 1024^3, median
 15, against numpy in the same run; bench/results/cpu_matmul_notes.md):
 BK=64: U=1 0.89-0.90x numpy (0.85-0.86x before), U=2 0.87-0.89x, U=4 0.80-0.88x;
 BK=32: U=2 0.91x (0.81x before); BK=16 (64x64 tiles): U=4 0.80x (0.62x before).
-Longer fused dots lose: their B panels and A rows no longer share L1.
+Longer fused dots lose: their B panels and A rows no longer share L1.  When A may be
+shared by the programs of a chunk (dot_share.py: packed once, in row blocks),
+``KC_SHARED_BYTES`` (128 fp32) is used instead: 1024^3 0.88-0.90x -> 0.90-0.92x,
+2048^3 0.83-0.84x -> 0.90-0.95x numpy (znver3, one thread, same process); 256 fp32
+gained another 0-2% for a third more compile time.  The iterations left over are
+not shared.
 
 Each element of the result is ``acc + (sum of the U*BK products in k order)``
 where the loop one iteration at a time computes ``((acc + s_0) + s_1) + ...``: the
@@ -46,6 +51,7 @@ from . import lower_dot
 from .tiles import BufTile, Tile
 
 KC_BYTES = 256           # bytes of k per fused dot: 64 fp32 (see the module docstring)
+KC_SHARED_BYTES = 512    # the same when A is shared (dot_share.py): 128 fp32
 MAX_A_BYTES = 256 << 10  # the side-by-side A copy of one fused dot at most
 
 
@@ -69,9 +75,10 @@ class SegmentedDot(Tile):
 
     cost = 1000
 
-    def __init__(self, parts, acc, out_dtype, cdt):
+    def __init__(self, parts, acc, out_dtype, cdt, share=None):
         super().__init__((parts[0].a.shape[0], parts[0].b.shape[1]), out_dtype)
         self.parts, self.acc, self.cdt = parts, acc, cdt
+        self.share = share       # (A's dot_share.Site or None, B's, i64 trip number of its loop)
 
     def _elem(self, ctx, idx):
         raise AssertionError("SegmentedDot must be materialized before use")
@@ -83,10 +90,11 @@ class SegmentedDot(Tile):
             emit_float_dot(ctx, self, ptr)
 
 
-def fuse_factor(bm, bn, bk, cdt) -> int:
-    """Iterations per fused dot for ``bm x bk @ bk x bn`` tiles (1: no fusion)."""
+def fuse_factor(bm, bn, bk, cdt, shared=False) -> int:
+    """Iterations per fused dot for ``bm x bk @ bk x bn`` tiles (1: no fusion);
+    ``shared``: A may be shared by the programs (dot_share.py)."""
     esz = 8 if cdt == float64 else 4
-    u = max(1, KC_BYTES // (bk * esz))
+    u = max(1, (KC_SHARED_BYTES if shared else KC_BYTES) // (bk * esz))
     while u > 1 and bm * u * bk * esz > MAX_A_BYTES:
         u //= 2
     return u
@@ -136,7 +144,9 @@ def _match_slot(ctx, op, slot, y):
         if i != slot and not v.type.is_scalar and uniform_ptr_step(op, i) is None:
             return None
     bm, bk = dot.a.type.shape
-    u = fuse_factor(bm, dot.b.type.shape[1], bk, float64 if t.element == float64 else float32)
+    from . import dot_share
+    u = fuse_factor(bm, dot.b.type.shape[1], bk, float64 if t.element == float64 else float32,
+                    dot_share.may_share(ctx, op, dot.a))
     return _Match(slot, dot, add, u)
 
 
@@ -173,18 +183,35 @@ def lower_fused_dot_loop(ctx, op) -> bool:
     if m is None:
         return False
     carried = carried_of(ctx, op)
-    iv = _dot_loop(ctx, op, m, carried, ctx.get(op.lb), carried.initial_state())
-    if m.factor > 1:                                  # the iterations left over, one at a time
-        _dot_loop(ctx, op, m._replace(factor=1), carried, iv, list(carried.phis))
+    lb = ctx.get(op.lb)
+    iv = _dot_loop(ctx, op, m, carried, lb, carried.initial_state(), lb)
+    if m.factor > 1:                                  # the iterations left over, one at a time (not shared)
+        _dot_loop(ctx, op, m._replace(factor=1), carried, iv, list(carried.phis), lb, False)
     for r, rep in zip(op.results, carried.reps()):
         ctx.set(r, rep)
     return True
 
 
-def _dot_loop(ctx, op, m, carried, lb, start):
+def _sites(ctx, op, m, cdt, direct):
+    """``(A's site, B's site)`` (dot_share.py) of the fused dots of ``m``: for each
+    operand read in place (``direct``), when it may be shared; else None."""
+    from . import dot_share
+    if not dot_share.loop_may_share(ctx, op):
+        return None, None
+    (bm, bk), bn = m.dot.a.type.shape, m.dot.b.type.shape[1]
+    esz = 8 if cdt == float64 else 4
+    k = bk * m.factor
+    out = []
+    for v, n in ((m.dot.a, bm * k), (m.dot.b, k * bn)):
+        out.append(dot_share.plan(ctx, op, v.op, n * esz) if v.op in direct else None)
+    return tuple(out)
+
+
+def _dot_loop(ctx, op, m, carried, lb, start, lb0, share=True):
     """The loop running ``m.factor`` iterations of ``op`` per trip while that many are
     left, from induction value ``lb`` and carried ``start``; returns its induction
-    phi (the first iteration not run), ``carried.phis`` its exit state."""
+    phi (the first iteration not run), ``carried.phis`` its exit state.  ``lb0``: the
+    loop's first induction value (iterations are numbered from it)."""
     b = ctx.b
     t = op.inits[m.slot].type
     cdt = float64 if t.element == float64 else float32
@@ -199,6 +226,7 @@ def _dot_loop(ctx, op, m, carried, lb, start):
     blk, term = op.body, op.body.terminator
     (bm, bk), bn = m.dot.a.type.shape, m.dot.b.type.shape[1]
     vl = choose_shape(bm, bn, bk * m.factor, cdt).vl
+    sites = None
     for j in range(m.factor):
         ctx.set(blk.args[0], b.add(iv, ir.Constant(lb.type, j * step)) if j else iv)
         for a, r in zip(blk.args[1:], carried.reps(state)):
@@ -213,9 +241,15 @@ def _dot_loop(ctx, op, m, carried, lb, start):
             else:
                 ctx.lower_op(o)
         parts.append(_part(ctx, m.dot, cdt, direct))
+        sites = (_sites(ctx, op, m, cdt, direct) if share else (None, None)) if sites is None else \
+            tuple(s if v.op in direct else None for s, v in zip(sites, (m.dot.a, m.dot.b)))
         state = carried.yield_values(term.values, state, keep=(m.slot,))
     acc_buf = state[m.slot][0]
-    SegmentedDot(parts, BufTile(t.shape, t.element, acc_buf), t.element, cdt).materialize_into(ctx, acc_buf)
+    share = None
+    if any(sites):
+        n = b.sub(wide(iv), wide(lb0))
+        share = sites + (b.udiv(n, ir.Constant(I64, step * m.factor)),)     # this loop's trip number
+    SegmentedDot(parts, BufTile(t.shape, t.element, acc_buf), t.element, cdt, share).materialize_into(ctx, acc_buf)
     iv.add_incoming(b.add(iv, ir.Constant(lb.type, m.factor * step)), b.block)
     carried.add_latch(state, b.block)
     b.branch(head)
