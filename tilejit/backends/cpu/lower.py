@@ -160,6 +160,8 @@ def _elementwise(ctx, op):
     reps = [ctx.get(s) for s in srcs]
     if isinstance(op, ops.AddOp) and fold_add_into_dot(ctx, op, reps) is not None:
         return
+    if isinstance(op, ops.AddOp) and _accumulate_partial(ctx, op, reps):
+        return
     if out_t.is_scalar:
         ctx.set(op.result, lower_elementwise(ctx.b, op, reps, in_dtypes, out_t.element))
         return
@@ -174,6 +176,20 @@ def _elementwise(ctx, op):
         from .vectorize import attach_elementwise_vec
         attach_elementwise_vec(tile, op, reps, in_dtypes, out_t.element)
     ctx.define(op, tile)
+
+
+def _accumulate_partial(ctx, op, reps) -> bool:
+    """``acc + x`` into a carried sum kept as partial sums (partial_acc.py), in place."""
+    from .partial_acc import PartialAcc
+    accs = [r for r in reps if isinstance(r, PartialAcc)]
+    if not accs:
+        return False
+    acc = accs[0]
+    if len(accs) != 1:
+        raise LoweringError(f"{op.loc}: two partial-sum accumulators added")
+    acc.accumulate(ctx, reps[1] if reps[0] is acc else reps[0])
+    ctx.set(op.result, acc)
+    return True
 
 
 # --------------------------------------------------------------------------
