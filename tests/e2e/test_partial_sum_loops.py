@@ -41,6 +41,30 @@ def block_row_sums(X, Out, M, N, BM: tl.constexpr, BN: tl.constexpr):
 
 
 @tilejit.jit
+def inductor_sums(in_ptr0, out_ptr0, xnumel, rnumel, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr,
+                  INVERT: tl.constexpr):
+    """Inductor's looped reduction (tests/triton_scripts/inductor_reductions.py); INVERT
+    writes the where the other way round (kept whole)."""
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    rbase = tl.arange(0, RBLOCK)[None, :]
+    x0 = xindex
+    _tmp1 = tl.zeros([XBLOCK, RBLOCK], tl.float32) + 0
+    for roffset in range(0, rnumel, RBLOCK):
+        rindex = roffset + rbase
+        rmask = rindex < rnumel
+        r1 = rindex
+        tmp0 = tl.load(in_ptr0 + (r1 + (rnumel * x0)), rmask & xmask, other=0)
+        if INVERT:
+            _tmp1 = tl.where(~(rmask & xmask), _tmp1, _tmp1 + tmp0)
+        else:
+            _tmp1 = tl.where(rmask & xmask, _tmp1 + tmp0, _tmp1)
+    tmp1 = tl.sum(_tmp1, 1)[:, None]
+    tl.store(out_ptr0 + x0 + tl.zeros([XBLOCK, 1], tl.int32), tmp1, xmask)
+
+
+@tilejit.jit
 def sum_and_keep(X, Out, Whole, n_cols, BLOCK: tl.constexpr):
     """The accumulator is also stored after the loop: carried whole."""
     row = tl.program_id(0)
@@ -95,6 +119,14 @@ def test_block_row_sums(backend, rng, M, N, BM, BN):
     np.testing.assert_allclose(out, 4 * x.astype(np.float64).sum(1), rtol=1e-5, atol=1e-3)
 
 
+@pytest.mark.parametrize("invert", [False, True])
+def test_inductor_masked_sums(backend, rng, invert):
+    x = rng.standard_normal((50, 999)).astype(np.float32)
+    out = np.zeros(50, np.float32)
+    inductor_sums[(triton_cdiv(50, 8),)](x, out, 50, 999, XBLOCK=8, RBLOCK=128, INVERT=invert)
+    np.testing.assert_allclose(out, x.astype(np.float64).sum(1), rtol=1e-4, atol=1e-3)
+
+
 def test_whole_accumulators(backend, rng):
     R, n, B = 3, 300, 128
     x = rng.standard_normal((R, n)).astype(np.float32)
@@ -130,5 +162,8 @@ def test_which_accumulators_are_narrowed():
     assert 16 * 64 in allocas(blocks) and 16 * 128 not in allocas(blocks)
     keep = _llir(sum_and_keep, {"X": "*fp32", "Out": "*fp32", "Whole": "*fp32", "n_cols": "i32"}, {"BLOCK": 128})
     assert allocas(keep).count(128) >= 2         # double-buffered whole
+    ind = {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32", "rnumel": "i32"}
+    assert 8 * 64 in allocas(_llir(inductor_sums, ind, {"XBLOCK": 8, "RBLOCK": 128, "INVERT": False}))
+    assert 8 * 128 in allocas(_llir(inductor_sums, ind, {"XBLOCK": 8, "RBLOCK": 128, "INVERT": True}))
     cols = _llir(column_sums, {"X": "*fp32", "Out": "*fp32", "M": "i32", "N": "i32"}, {"BM": 16, "BN": 32})
     assert 16 * 32 in allocas(cols)

@@ -15,7 +15,10 @@ one ``arith.add`` whose result is only yielded back into the same slot, and afte
 loop only by ``tt.reduce`` sums over its last axis -- it is instead carried as ``w``
 partial sums per row of that axis (``w`` lanes hold every ``w``-th element's running
 sum: a few vector registers once LLVM promotes the small buffer), and the reduce
-folds them as a pairwise tree.  Only the order of a sum's additions changes: float
+folds them as a pairwise tree.  Inductor's form of the body,
+``acc = tl.where(mask, acc + x, acc)``, is the same sum of ``where(mask, x, 0)``
+(an excluded lane adds zero instead of keeping ``acc``: equal but for the sign of a
+zero sum).  Only the order of a sum's additions changes: float
 sums are reassociable (as every CPU reduction is, README "Semantics notes"),
 integer sums wrap and are exact in any order.
 """
@@ -38,6 +41,7 @@ class PartialAcc:
 
     def __init__(self, shape, dtype, ptr, w):
         self.shape, self.dtype, self.ptr, self.w = tuple(shape), dtype, ptr, w
+        self.pending = None        # x of ``acc + x`` awaiting its ``where(mask, acc + x, acc)``
 
     @property
     def n_out(self) -> int:
@@ -96,11 +100,8 @@ def narrowed_slots(ctx, op) -> set:
         if not lanes_for(t):
             continue
         arg = body.args[1 + i]
-        got = users(arg)
-        if len(got) != 1 or not _accumulates(got[0], arg, t, body):
-            continue
-        add = got[0]
-        if users(add.result) != [term] or list(term.values).count(add.result) != 1 or term.values[i] is not add.result:
+        nxt = _next_value(users, arg, t, body)
+        if nxt is None or users(nxt) != [term] or list(term.values).count(nxt) != 1 or term.values[i] is not nxt:
             continue
         res = op.results[i]
         after = users(res)
@@ -108,6 +109,28 @@ def narrowed_slots(ctx, op) -> set:
                          for u in after):
             out.add(i)
     return out
+
+
+def _next_value(users, arg, t, body):
+    """The value ``arg + x`` or ``where(mask, arg + x, arg)`` when that is all ``arg``
+    is used for in ``body``, else None."""
+    got = users(arg)
+    adds = [u for u in got if _accumulates(u, arg, t, body)]
+    if len(adds) != 1:
+        return None
+    add = adds[0]
+    if len(got) == 1:
+        return add.result
+    sel = [u for u in got if u is not add]
+    if len(got) != 2 or users(add.result) != sel or not guarded(sel[0], add, arg, body):
+        return None
+    return sel[0].result
+
+
+def guarded(sel, add, arg, body) -> bool:
+    """``sel`` is ``where(mask, add, arg)`` in ``body`` (Inductor's masked accumulation)."""
+    return (isinstance(sel, ops.SelectOp) and sel.parent is body and sel.true_value is add.result
+            and sel.false_value is arg and sel.cond is not arg and sel.cond is not add.result)
 
 
 def _accumulates(add, arg, t, body) -> bool:
