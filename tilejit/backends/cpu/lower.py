@@ -160,20 +160,71 @@ def _elementwise(ctx, op):
     reps = [ctx.get(s) for s in srcs]
     if isinstance(op, ops.AddOp) and fold_add_into_dot(ctx, op, reps) is not None:
         return
+    if isinstance(op, (ops.AddOp, ops.SelectOp)) and _accumulate_partial(ctx, op, reps):
+        return
     if out_t.is_scalar:
         ctx.set(op.result, lower_elementwise(ctx.b, op, reps, in_dtypes, out_t.element))
         return
+    ctx.define(op, elementwise_tile(ctx, op, reps))
+
+
+def elementwise_tile(ctx, op, reps) -> LazyTile:
+    """The lazy tile of elementwise ``op`` applied to ``reps`` (tiles or scalars)."""
+    in_dtypes = [s.type.element for s in op.operands]
+    out_t = op.result.type
     cost = (COST_MATH if isinstance(op, _MATH_CLASSES + (ops.IDivOp, ops.RemOp)) else COST_ARITH)
     cost += sum(r.cost for r in reps if isinstance(r, Tile))
 
     def fn(c, idx):
         return lower_elementwise(c.b, op, [elem_of(c, r, idx) for r in reps], in_dtypes,
                                  out_t.element)
+    if isinstance(op, ops.SelectOp) and isinstance(reps[0], Tile):
+        return _select_tile(ctx, op, reps, fn, cost)
     tile = LazyTile(out_t.shape, out_t.element, fn, cost, merge_masks(*reps))
     if ctx.facts is not None:           # whole lane groups as vector code (vectorize.py)
         from .vectorize import attach_elementwise_vec
         attach_elementwise_vec(tile, op, reps, in_dtypes, out_t.element)
-    ctx.define(op, tile)
+    return tile
+
+
+def _select_tile(ctx, op, reps, select, cost) -> LazyTile:
+    """``where(cond, a, b)``: ``a`` itself (its vector code too) inside a loop versioned
+    on ``cond`` being all true (tiles.versioned; e.g. Inductor's ``where(mask, acc + x,
+    acc)`` on its load's mask), ``select`` per element otherwise."""
+    from .vectorize import _plain, vec_of
+    cond, a = reps[0], reps[1]
+    t = op.result.type
+
+    def fn(c, idx):
+        return elem_of(c, a, idx) if id(cond) in c.known_true else select(c, idx)
+    tile = LazyTile(t.shape, t.element, fn, cost, merge_masks(*reps))
+    if _plain(t.element):
+        tile.vec = lambda c, idx, width: vec_of(c, a, idx, width) if id(cond) in c.known_true else None
+    return tile
+
+
+def _accumulate_partial(ctx, op, reps) -> bool:
+    """``acc + x`` (or Inductor's ``where(mask, acc + x, acc)``) into a carried sum kept
+    as partial sums (partial_acc.py), in place."""
+    from .partial_acc import PartialAcc, guarded
+    accs = [r for r in reps if isinstance(r, PartialAcc)]
+    if not accs:
+        return False
+    acc = accs[0]
+    if isinstance(op, ops.SelectOp):        # where(mask, acc + x, acc): add where(mask, x, 0)
+        if acc.pending is None or reps[1] is not acc or reps[2] is not acc:
+            raise LoweringError(f"{op.loc}: a partial-sum accumulator selected")
+        x, acc.pending = acc.pending, None
+        acc.accumulate(ctx, elementwise_tile(ctx, op, [reps[0], x, constant(op.result.type.element, 0)]))
+    elif len(accs) != 1:
+        raise LoweringError(f"{op.loc}: two partial-sum accumulators added")
+    elif any(guarded(u, op, v, op.parent) for u in ctx.plan.user_ops(op.result)
+             for v in op.operands if ctx.get(v) is acc):
+        acc.pending = reps[1] if reps[0] is acc else reps[0]      # summed at the where
+    else:
+        acc.accumulate(ctx, reps[1] if reps[0] is acc else reps[0])
+    ctx.set(op.result, acc)
+    return True
 
 
 # --------------------------------------------------------------------------

@@ -3,7 +3,9 @@ tt.print for the CPU backend.
 
 Loop-carried scalars are phis.  A loop-carried tile lives in two per-program
 buffers swapped each iteration: the body reads the current one, the yield writes
-the next one (so a yield may read any carried value while writing).
+the next one (so a yield may read any carried value while writing).  A carried sum
+accumulator that is only reduced after the loop is kept as partial sums in one
+buffer instead (partial_acc.py).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from ..llvm.types import I1, I32, I64, PTR, F64, storage_type, value_type
 from ..llvm.printing import line_format, value_spec
 from ..llvm.scalar import bf16_to_f32
 from .lower import RULES, LoweringError
+from .partial_acc import PartialAcc, narrowed_slots, start_partial
 from .tiles import COST_LOAD, BufTile, LazyTile, OrderedBufTile, Tile, materialize
 
 
@@ -71,15 +74,19 @@ class _UniformPtr:
 
 
 class _Carried:
-    """Loop-carried values: scalar phis and double-buffered tiles."""
+    """Loop-carried values: scalar phis, double-buffered tiles, and sum accumulators
+    kept as partial sums (slots in ``narrow``: one buffer, no phi, updated in place
+    by their ``arith.add``)."""
 
-    def __init__(self, ctx, types, inits, steps=None, orders=None):
+    def __init__(self, ctx, types, inits, steps=None, orders=None, narrow=()):
         self.ctx, self.types = ctx, types
         self.bufs = []
         steps = steps or [None] * len(types)
         self.orders = orders or [None] * len(types)
-        for t, v, step, order in zip(types, inits, steps, self.orders):
-            if step is not None:
+        for k, (t, v, step, order) in enumerate(zip(types, inits, steps, self.orders)):
+            if k in narrow:
+                self.bufs.append(start_partial(ctx, t, v, ctx.get(v)))
+            elif step is not None:
                 self.bufs.append(_UniformPtr(ctx, t, ctx.get(v), step))
             elif t.is_scalar:
                 self.bufs.append(None)
@@ -93,7 +100,8 @@ class _Carried:
     def initial_state(self):
         """The state before the first iteration: per slot a pointer offset (uniform
         pointer tiles), a scalar value, or a tile's (current, other) buffers."""
-        return [ir.Constant(I64, 0) if isinstance(u, _UniformPtr) else (iv if u is None else tuple(u))
+        return [ir.Constant(I64, 0) if isinstance(u, _UniformPtr) else
+                (None if isinstance(u, PartialAcc) else iv if u is None else tuple(u))
                 for iv, u in zip(self.init_vals, self.bufs)]
 
     def make_phis(self, pre, start=None):
@@ -102,6 +110,9 @@ class _Carried:
         b = self.ctx.b
         self.phis = []
         for t, s, u in zip(self.types, start or self.initial_state(), self.bufs):
+            if isinstance(u, PartialAcc):
+                self.phis.append(None)
+                continue
             if isinstance(u, _UniformPtr):
                 p = b.phi(I64)
             elif u is None:
@@ -117,6 +128,8 @@ class _Carried:
         for t, p, u, order in zip(self.types, self.phis if state is None else state, self.bufs, self.orders):
             if isinstance(u, _UniformPtr):
                 out.append(u.rep(p))
+            elif isinstance(u, PartialAcc):
+                out.append(u)
             elif isinstance(p, tuple) and order is not None:
                 out.append(OrderedBufTile(t.shape, t.element, p[0], order))
             elif isinstance(p, tuple):
@@ -134,6 +147,10 @@ class _Carried:
             rep = ctx.get(v) if i not in keep else None
             if i in keep:
                 nexts.append(p)
+            elif isinstance(u, PartialAcc):
+                if rep is not u:
+                    raise LoweringError("a partial-sum accumulator yielded something else")
+                nexts.append(None)
             elif isinstance(u, _UniformPtr):
                 nexts.append(u.next_offset(ctx, p))
             elif not isinstance(p, tuple):
@@ -145,6 +162,8 @@ class _Carried:
 
     def add_latch(self, nexts, latch):
         for p, n in zip(self.phis, nexts):
+            if p is None:
+                continue
             if isinstance(p, tuple):
                 p[0].add_incoming(n[0], latch)
                 p[1].add_incoming(n[1], latch)
@@ -192,7 +211,7 @@ def carried_of(ctx, op):
     """The loop-carried values of scf.for ``op`` (buffers allocated, inits written)."""
     types = [v.type for v in op.inits]
     return _Carried(ctx, types, op.inits, [uniform_ptr_step(op, i) for i in range(len(types))],
-                    [carried_order(ctx, op, t) for t in types])
+                    [carried_order(ctx, op, t) for t in types], narrowed_slots(ctx, op))
 
 
 @RULES.register(ops.ForOp)

@@ -11,6 +11,7 @@ from ..llvm.reductions import identity
 from ..llvm.scalar import apply_binary
 from ..llvm.types import I32, I64, from_storage, storage_type, to_storage
 from .lower import RULES, LoweringError
+from .partial_acc import PartialAcc
 from .tiles import BufTile, Tile, linear_index, strides_of, versioned
 
 _FAST = ("reassoc", "nsz", "contract")
@@ -81,15 +82,23 @@ def _fill(ctx, ptr, count, value, adt):
 
 def _reduce_partial(ctx, op, src, acc, w):
     """``acc[o] = kind over the last axis`` via ``w`` partial accumulators per output
-    (see ``_partial_lanes``), combined as one ``<w x T>`` vector per group of ``w``
-    consecutive elements (the source's own vector code where it has one)."""
-    from .vectorize import _lanes, _vector_of, vec_of
+    (see ``_partial_lanes``)."""
     dt, kind, shape = op.src.type.element, op.kind, op.src.type.shape
+    n_out = max(1, op.result.type.numel)
+    part = ctx.alloca(storage_type(dt), n_out * w)
+    _fill(ctx, part, n_out * w, identity(kind, dt), dt)
+    partial_accumulate(ctx, kind, dt, src, shape, part, w)
+    partial_fold(ctx, kind, dt, part, n_out, w, acc)
+
+
+def partial_accumulate(ctx, kind, dt, src, shape, part, w):
+    """``part[o, :] = kind(part[o, :], src[o, g*w : g*w + w])`` for every group ``g`` of
+    the last axis of ``src`` (a tile of ``shape``) and every ``o`` over the other axes:
+    one ``<w x T>`` combine per group (the source's own vector code where it has one),
+    ``part`` holding ``w`` consecutive partial results per ``o``."""
+    from .vectorize import _lanes, _vector_of, vec_of
     sty = storage_type(dt)
     vty = ir.VectorType(sty, w)
-    n_out = max(1, op.result.type.numel)
-    part = ctx.alloca(sty, n_out * w)
-    _fill(ctx, part, n_out * w, identity(kind, dt), dt)
     ostrides, W = strides_of(shape[:-1]), ir.Constant(I64, w)
 
     def body(gidx):
@@ -105,16 +114,27 @@ def _reduce_partial(ctx, op, src, acc, w):
         cur.align = _bytes(dt)
         st = b.store(combine(b, kind, cur, v, dt), p)
         st.align = cur.align
-    versioned(ctx, src.masks, lambda: ctx.loop_nest(tuple(shape[:-1]) + (shape[-1] // w,), body))
+    masks = getattr(src, "masks", ())
+    versioned(ctx, masks, lambda: ctx.loop_nest(tuple(shape[:-1]) + (shape[-1] // w,), body))
 
-    def fold(o):            # a pairwise tree: log2(w) dependent steps, not w - 1
+
+def partial_fold(ctx, kind, dt, part, n_out, w, acc):
+    """``acc[o] = kind of part[o*w : o*w + w]`` for ``o < n_out``: a pairwise tree,
+    log2(w) dependent steps, each one combine of two halves as vectors."""
+    sty = storage_type(dt)
+
+    def fold(o):
         b = ctx.b
-        base = b.mul(o, W, flags=("nuw", "nsw"))
-        vals = [from_storage(b, b.load(b.gep(part, [b.add(base, ir.Constant(I64, j))], source_etype=sty),
-                                       typ=sty), dt) for j in range(w)]
-        while len(vals) > 1:
-            vals = [combine(b, kind, vals[j], vals[j + 1], dt) for j in range(0, len(vals), 2)]
-        b.store(to_storage(b, vals[0], dt), b.gep(acc, [o], source_etype=sty))
+        v = b.load(b.gep(part, [b.mul(o, ir.Constant(I64, w), flags=("nuw", "nsw"))], source_etype=sty),
+                   typ=ir.VectorType(sty, w))
+        v.align = _bytes(dt)
+        n = w
+        while n > 1:
+            n //= 2
+            half = [ir.Constant(ir.VectorType(I32, n), list(range(k, k + n))) for k in (0, n)]
+            lo, hi = (b.shuffle_vector(v, v, sel) for sel in half)
+            v = combine(b, kind, lo, hi, dt)
+        b.store(b.extract_element(v, ir.Constant(I32, 0)), b.gep(acc, [o], source_etype=sty))
     ctx.em.counted_loop(ir.Constant(I64, 0), ir.Constant(I64, n_out), name="rfold", body=fold)
 
 
@@ -128,6 +148,11 @@ def _bind_result(ctx, op, res_ptr, res_dt):
 @RULES.register(ops.ReduceOp)
 def _reduce(ctx, op):
     src = ctx.get(op.src)
+    if isinstance(src, PartialAcc):             # a loop's sum kept as partial sums
+        acc = ctx.alloca(storage_type(src.dtype), src.n_out)
+        src.fold_into(ctx, acc)
+        _bind_result(ctx, op, acc, src.dtype)
+        return
     if not isinstance(src, Tile):
         raise LoweringError(f"{op.loc}: tt.reduce of a scalar")
     dt, kind, axis = op.src.type.element, op.kind, op.axis
