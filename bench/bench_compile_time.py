@@ -26,8 +26,8 @@ wall time is recorded too):
 * ``codegen``    machine code (cpu: MCJIT, object cache) / PTX emission (cuda)
 * ``other``      the rest of the compile call (keys, disk cache, kernel object)
 
-Inductor kernels: for each case of tests/torch_compile/models.py named by
-``--inductor``, ``torch.compile(..., options={"cpu_backend": "triton"})`` runs once
+Inductor kernels: for each case of tests/torch_compile/models.py (or model of
+bench/bench_torch_compile.py, e.g. ``col_mean_4096x256``) named by ``--inductor``, ``torch.compile(..., options={"cpu_backend": "triton"})`` runs once
 under the ``triton`` alias and its output code is saved in ``--capture-dir`` (reused by
 later runs: capturing takes ~1 min per case on a loaded 2-core machine).  Each
 ``@triton.jit`` kernel in it is compiled with every config Inductor's heuristics list
@@ -186,15 +186,31 @@ def capture_inductor(names, capture_dir):
         path = os.path.join(capture_dir, f"{n}.py")
         if not os.path.exists(path):
             import corpus_inductor as ci
-            case = ci._cases()[n]
+            make, inputs = _inductor_model(n)
             t = time.perf_counter()
-            code = ci._capture(case.make(), case.inputs(), "cpu")
+            code = ci._capture(make(), inputs(), "cpu")
             with open(path + ".tmp", "w") as f:
                 f.write(code)
             os.replace(path + ".tmp", path)
             print(f"captured {n} in {time.perf_counter() - t:.1f} s -> {path}", flush=True)
         paths[n] = path
     return paths
+
+
+def _inductor_model(name):
+    """(make, inputs) of a case of tests/torch_compile/models.py or, failing that, of a
+    model of bench/bench_torch_compile.py (e.g. ``col_mean_4096x256``)."""
+    import corpus_inductor as ci
+    cases = ci._cases()
+    if name in cases:
+        return cases[name].make, cases[name].inputs
+    import torch
+    import bench_torch_compile
+    models = bench_torch_compile._models(torch)
+    if name not in models:
+        raise SystemExit(f"--inductor {name}: no such case in tests/torch_compile/models.py "
+                         f"or model in bench/bench_torch_compile.py")
+    return models[name]
 
 
 _KERNEL_RE = re.compile(r"^(\w+) = async_compile\.triton\('(\w+)', '''(.*?)'''", re.S | re.M)
