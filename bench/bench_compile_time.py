@@ -3,7 +3,8 @@ TorchInductor kernels, for the cpu backend and for CUDA PTX (no GPU needed).
 
     python bench/bench_compile_time.py [--reps 3] [--targets cpu,cuda:90] [--only NAME]
                                        [--inductor softmax,layer_norm,...] [--no-inductor]
-                                       [--second-process] [--profile NAME] [--out bench/results]
+                                       [--second-process] [--torch-compile MODEL,...]
+                                       [--profile NAME] [--out bench/results]
 
 Each sample is a cold compile: ``tilejit.compile`` of a fresh ``tilejit.jit`` object
 with an empty cache directory, so every stage runs.  Each case is compiled once first,
@@ -45,6 +46,14 @@ assembles at load).
 ``--second-process``: the first call of a vector add in a new Python process, with an
 empty cache directory and then again with the directory the first process filled
 (what the on-disk cache saves a second process).
+
+``--torch-compile col_mean_4096x256,...``: the first call of models of
+bench/bench_torch_compile.py, each in a fresh process (one thread, Inductor's caches
+off, an empty tilejit cache), through tilejit (``cpu_backend="triton"``) and through
+Inductor's default C++ backend: CPU seconds of the process and of its children (the C++
+backend's compiler), wall seconds, and for tilejit its compiles, the autotuner's kernel
+runs and Inductor's ``torch_key`` (a hash of torch's sources its Triton path computes
+once per process).  CPU time, unlike the wall time, is not inflated by a loaded machine.
 
 JSON (``compile-time-<date>.json``) through ``bench_cpu.save_result``.
 """
@@ -333,6 +342,85 @@ def second_process(reps):
     return res
 
 
+_TC_WORKER = r"""
+import json, resource, sys, time
+label, name, root = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path[:0] = [root, root + "/bench", root + "/tests/torch_compile"]
+split = {}
+if label == "tilejit":
+    import tilejit.compat
+    tilejit.compat.install_triton_alias()
+    from tilejit.backends.cpu import backend as B
+
+    def wrap(owner, attr, key):
+        inner = getattr(owner, attr)
+        split[key] = 0.0
+
+        def timed(*a, **k):
+            c = time.process_time()
+            try:
+                return inner(*a, **k)
+            finally:
+                split[key] += time.process_time() - c
+        setattr(owner, attr, timed)
+    wrap(B.CPUBackend, "compile", "tilejit_compile")
+    wrap(B.CPUKernel, "_run", "kernel_runs")
+import torch
+import bench_torch_compile
+torch.set_num_threads(1)
+torch._inductor.config.force_disable_caches = True
+make, inputs = bench_torch_compile._models(torch)[name]
+fn, args = make(), inputs()
+compiled = torch.compile(fn, options={"cpu_backend": "triton"} if label == "tilejit" else {})
+kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+c0, w0 = time.process_time(), time.perf_counter()
+if label == "tilejit":      # Inductor's hash of torch's sources (once per process, its Triton path only)
+    from torch._inductor.codecache import torch_key
+    torch_key()
+    split["torch_key"] = time.process_time() - c0
+with torch.no_grad():
+    compiled(*args)
+cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+children = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
+print("TC " + json.dumps({"label": label, "model": name, "cpu_s": cpu, "children_cpu_s": children,
+                          "wall_s": wall, "split_cpu_s": split}))
+"""
+
+
+def torch_compile_first_call(names, reps):
+    """The first call of ``torch.compile``'d models of bench/bench_torch_compile.py, in
+    fresh processes (tilejit under the alias, then Inductor's C++ backend, alternating):
+    CPU seconds of the process and of its children (the C++ backend's compiler runs in
+    them), wall seconds, and tilejit's share (its compiles, the autotuner's kernel runs,
+    Inductor's ``torch_key``).  Medians of ``reps``."""
+    out = []
+    for name in names:
+        runs = {"tilejit": [], "cpp": []}
+        for _ in range(reps):
+            for label in runs:
+                with tempfile.TemporaryDirectory() as d:
+                    env = {**os.environ, "TILEJIT_CACHE_DIR": d, "TILEJIT_NUM_THREADS": "1",
+                           "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+                    p = subprocess.run([sys.executable, "-c", _TC_WORKER, label, name, ROOT], env=env,
+                                       capture_output=True, text=True, cwd=d)
+                lines = [ln for ln in p.stdout.splitlines() if ln.startswith("TC ")]
+                if p.returncode or not lines:
+                    raise RuntimeError(f"torch.compile worker {label} {name} failed:\n{p.stderr[-2000:]}")
+                runs[label].append(json.loads(lines[-1][3:]))
+        for label, rs in runs.items():
+            med = lambda k: float(statistics.median(r[k] for r in rs))
+            r = {"model": name, "label": label, "cpu_s": med("cpu_s"), "children_cpu_s": med("children_cpu_s"),
+                 "wall_s": med("wall_s"),
+                 "split_cpu_s": {k: float(statistics.median(x["split_cpu_s"][k] for x in rs))
+                                 for k in rs[0]["split_cpu_s"]}}
+            out.append(r)
+            split = " ".join(f"{k}={v:.2f}" for k, v in r["split_cpu_s"].items())
+            print(f"torch.compile {name} [{label}] first call: cpu {r['cpu_s']:.2f} s + children "
+                  f"{r['children_cpu_s']:.2f} s (wall {r['wall_s']:.2f})  {split}", flush=True)
+    return out
+
+
 def _cpu_with_children() -> float:
     """CPU seconds of this process and its finished children (Triton runs ptxas)."""
     import resource
@@ -418,6 +506,9 @@ def main(argv=None):
     ap.add_argument("--no-inductor", action="store_true")
     ap.add_argument("--capture-dir", default=os.path.join(tempfile.gettempdir(), "tilejit_bench_inductor"))
     ap.add_argument("--second-process", action="store_true")
+    ap.add_argument("--torch-compile", default="",
+                    help="models of bench_torch_compile.py (comma-separated): first torch.compile call, "
+                         "tilejit against Inductor's C++ backend, in fresh processes")
     ap.add_argument("--profile", default="", help="cProfile the first case matching this name")
     ap.add_argument("--impl", choices=("tilejit", "triton"), default="tilejit",
                     help="triton: real Triton's sm_90 compile of the same kernels (no stencil)")
@@ -433,6 +524,8 @@ def main(argv=None):
            "stages": list(STAGES), "results": []}
     if args.second_process:
         doc["second_process"] = second_process(args.reps)
+    if args.torch_compile:
+        doc["torch_compile_first_call"] = torch_compile_first_call(args.torch_compile.split(","), args.reps)
     names = [] if args.no_inductor else [n for n in args.inductor.split(",") if n]
     paths = capture_inductor(names, args.capture_dir) if names else {}
     if args.impl == "triton":
