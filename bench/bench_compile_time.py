@@ -4,7 +4,7 @@ TorchInductor kernels, for the cpu backend and for CUDA PTX (no GPU needed).
     python bench/bench_compile_time.py [--reps 3] [--targets cpu,cuda:90] [--only NAME]
                                        [--inductor softmax,layer_norm,...] [--no-inductor]
                                        [--second-process] [--torch-compile MODEL,...]
-                                       [--profile NAME] [--out bench/results]
+                                       [--profile NAME] [--llvm-passes NAME] [--out bench/results]
 
 Each sample is a cold compile: ``tilejit.compile`` of a fresh ``tilejit.jit`` object
 with an empty cache directory, so every stage runs.  Each case is compiled once first,
@@ -54,6 +54,10 @@ Inductor's default C++ backend: CPU seconds of the process and of its children (
 backend's compiler), wall seconds, and for tilejit its compiles, the autotuner's kernel
 runs and Inductor's ``torch_key`` (a hash of torch's sources its Triton path computes
 once per process).  CPU time, unlike the wall time, is not inflated by a loaded machine.
+
+``--profile NAME``: cProfile of one cold compile of the first case matching NAME;
+``--llvm-passes NAME`` (cpu): LLVM's pass timing report for it under the pipeline the
+options choose (``TILEJIT_CPU_OPT_LEVEL``, ``TILEJIT_CPU_LOOP_UNROLL``).
 
 JSON (``compile-time-<date>.json``) through ``bench_cpu.save_result``.
 """
@@ -497,6 +501,31 @@ def profile(cases, target, only):
     pstats.Stats(pr).sort_stats("tottime").print_stats(30)
 
 
+def llvm_passes(cases, only, lines=25):
+    """LLVM's own pass timing report (``PassBuilder.start_pass_timing``) for the CPU
+    pipeline that the options choose for the first case matching ``only``, then the
+    code generation time; the module is compiled first (untimed) for its LLVM IR."""
+    import tilejit
+    from tilejit.backends.llvm import binding
+    from tilejit.runtime.options import get_options, use_options
+    label, fn, sig, cex, warps, div = next(c for c in cases if only in c[0])
+    with tempfile.TemporaryDirectory() as d, use_options(cache_dir=d):
+        llir = tilejit.compile(tilejit.jit(fn.fn if hasattr(fn, "fn") else fn), signature=sig, constexprs=cex,
+                               divisible_by_16=div, target="cpu", num_warps=warps).asm["llir"]
+    tm = binding.host_target_machine()
+    mod = binding.parse_module(llir, tm)
+    pipe = binding.pipeline_for(llir, get_options())
+    c0 = time.process_time()
+    report = binding.optimize(mod, tm, pipe, timing=True)
+    opt_s = time.process_time() - c0
+    out_lines = str(mod).count("\n  ")
+    c0 = time.process_time()
+    binding.create_engine(mod)
+    print(f"== {label}: {pipe}; {llir.count(chr(10) + '  ')} instructions in, {out_lines} out; "
+          f"optimisation {opt_s * 1e3:.0f} ms, code generation {(time.process_time() - c0) * 1e3:.0f} ms CPU")
+    print("\n".join(report.splitlines()[:lines]))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
@@ -510,6 +539,8 @@ def main(argv=None):
                     help="models of bench_torch_compile.py (comma-separated): first torch.compile call, "
                          "tilejit against Inductor's C++ backend, in fresh processes")
     ap.add_argument("--profile", default="", help="cProfile the first case matching this name")
+    ap.add_argument("--llvm-passes", default="",
+                    help="LLVM's pass timing report for the first cpu case matching this name")
     ap.add_argument("--impl", choices=("tilejit", "triton"), default="tilejit",
                     help="triton: real Triton's sm_90 compile of the same kernels (no stencil)")
     ap.add_argument("--tag", default="")
@@ -543,6 +574,9 @@ def main(argv=None):
         for target in [t for t in args.targets.split(",") if t]:
             kind = target.partition(":")[0]
             cases = tutorial_cases(kind) + inductor_cases(paths, kind, tmp)
+            if args.llvm_passes and kind == "cpu":
+                llvm_passes(cases, args.llvm_passes)
+                return
             if args.profile:
                 clock.uninstall()
                 profile(cases, target, args.profile)

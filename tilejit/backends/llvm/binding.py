@@ -146,9 +146,10 @@ def rolled_cold_loops(options=None) -> bool:
     return getattr(options, "cpu_loop_unroll", -1) != 1
 
 
-def optimize(mod, tm, pipeline: Pipeline | int = 3) -> None:
+def optimize(mod, tm, pipeline: Pipeline | int = 3, timing: bool = False) -> str | None:
     """Run LLVM's default pipeline (new pass manager) over ``mod``: ``pipeline`` (a
-    ``Pipeline``, or a level 1-3 with heuristic unrolling)."""
+    ``Pipeline``, or a level 1-3 with heuristic unrolling).  ``timing``: return LLVM's
+    pass timing report (bench/bench_compile_time.py ``--llvm-passes``)."""
     if isinstance(pipeline, int):
         pipeline = Pipeline(pipeline)
     pto = llvm.PipelineTuningOptions(speed_level=pipeline.level)
@@ -157,8 +158,10 @@ def optimize(mod, tm, pipeline: Pipeline | int = 3) -> None:
     pto.loop_unrolling = pipeline.unroll
     pto.loop_interleaving = True
     pb = llvm.create_pass_builder(tm, pto)
-    mpm = pb.getModulePassManager()
-    mpm.run(mod, pb)
+    if timing:
+        pb.start_pass_timing()
+    pb.getModulePassManager().run(mod, pb)
+    return pb.finish_pass_timing() if timing else None
 
 
 def emit_assembly(mod, tm) -> str:
