@@ -3,7 +3,8 @@ TorchInductor kernels, for the cpu backend and for CUDA PTX (no GPU needed).
 
     python bench/bench_compile_time.py [--reps 3] [--targets cpu,cuda:90] [--only NAME]
                                        [--inductor softmax,layer_norm,...] [--no-inductor]
-                                       [--second-process] [--profile NAME] [--out bench/results]
+                                       [--second-process] [--torch-compile MODEL,...]
+                                       [--profile NAME] [--llvm-passes NAME] [--out bench/results]
 
 Each sample is a cold compile: ``tilejit.compile`` of a fresh ``tilejit.jit`` object
 with an empty cache directory, so every stage runs.  Each case is compiled once first,
@@ -26,8 +27,8 @@ wall time is recorded too):
 * ``codegen``    machine code (cpu: MCJIT, object cache) / PTX emission (cuda)
 * ``other``      the rest of the compile call (keys, disk cache, kernel object)
 
-Inductor kernels: for each case of tests/torch_compile/models.py named by
-``--inductor``, ``torch.compile(..., options={"cpu_backend": "triton"})`` runs once
+Inductor kernels: for each case of tests/torch_compile/models.py (or model of
+bench/bench_torch_compile.py, e.g. ``col_mean_4096x256``) named by ``--inductor``, ``torch.compile(..., options={"cpu_backend": "triton"})`` runs once
 under the ``triton`` alias and its output code is saved in ``--capture-dir`` (reused by
 later runs: capturing takes ~1 min per case on a loaded 2-core machine).  Each
 ``@triton.jit`` kernel in it is compiled with every config Inductor's heuristics list
@@ -45,6 +46,18 @@ assembles at load).
 ``--second-process``: the first call of a vector add in a new Python process, with an
 empty cache directory and then again with the directory the first process filled
 (what the on-disk cache saves a second process).
+
+``--torch-compile col_mean_4096x256,...``: the first call of models of
+bench/bench_torch_compile.py, each in a fresh process (one thread, Inductor's caches
+off, an empty tilejit cache), through tilejit (``cpu_backend="triton"``) and through
+Inductor's default C++ backend: CPU seconds of the process and of its children (the C++
+backend's compiler), wall seconds, and for tilejit its compiles, the autotuner's kernel
+runs and Inductor's ``torch_key`` (a hash of torch's sources its Triton path computes
+once per process).  CPU time, unlike the wall time, is not inflated by a loaded machine.
+
+``--profile NAME``: cProfile of one cold compile of the first case matching NAME;
+``--llvm-passes NAME`` (cpu): LLVM's pass timing report for it under the pipeline the
+options choose (``TILEJIT_CPU_OPT_LEVEL``, ``TILEJIT_CPU_LOOP_UNROLL``).
 
 JSON (``compile-time-<date>.json``) through ``bench_cpu.save_result``.
 """
@@ -186,15 +199,31 @@ def capture_inductor(names, capture_dir):
         path = os.path.join(capture_dir, f"{n}.py")
         if not os.path.exists(path):
             import corpus_inductor as ci
-            case = ci._cases()[n]
+            make, inputs = _inductor_model(n)
             t = time.perf_counter()
-            code = ci._capture(case.make(), case.inputs(), "cpu")
+            code = ci._capture(make(), inputs(), "cpu")
             with open(path + ".tmp", "w") as f:
                 f.write(code)
             os.replace(path + ".tmp", path)
             print(f"captured {n} in {time.perf_counter() - t:.1f} s -> {path}", flush=True)
         paths[n] = path
     return paths
+
+
+def _inductor_model(name):
+    """(make, inputs) of a case of tests/torch_compile/models.py or, failing that, of a
+    model of bench/bench_torch_compile.py (e.g. ``col_mean_4096x256``)."""
+    import corpus_inductor as ci
+    cases = ci._cases()
+    if name in cases:
+        return cases[name].make, cases[name].inputs
+    import torch
+    import bench_torch_compile
+    models = bench_torch_compile._models(torch)
+    if name not in models:
+        raise SystemExit(f"--inductor {name}: no such case in tests/torch_compile/models.py "
+                         f"or model in bench/bench_torch_compile.py")
+    return models[name]
 
 
 _KERNEL_RE = re.compile(r"^(\w+) = async_compile\.triton\('(\w+)', '''(.*?)'''", re.S | re.M)
@@ -317,6 +346,85 @@ def second_process(reps):
     return res
 
 
+_TC_WORKER = r"""
+import json, resource, sys, time
+label, name, root = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path[:0] = [root, root + "/bench", root + "/tests/torch_compile"]
+split = {}
+if label == "tilejit":
+    import tilejit.compat
+    tilejit.compat.install_triton_alias()
+    from tilejit.backends.cpu import backend as B
+
+    def wrap(owner, attr, key):
+        inner = getattr(owner, attr)
+        split[key] = 0.0
+
+        def timed(*a, **k):
+            c = time.process_time()
+            try:
+                return inner(*a, **k)
+            finally:
+                split[key] += time.process_time() - c
+        setattr(owner, attr, timed)
+    wrap(B.CPUBackend, "compile", "tilejit_compile")
+    wrap(B.CPUKernel, "_run", "kernel_runs")
+import torch
+import bench_torch_compile
+torch.set_num_threads(1)
+torch._inductor.config.force_disable_caches = True
+make, inputs = bench_torch_compile._models(torch)[name]
+fn, args = make(), inputs()
+compiled = torch.compile(fn, options={"cpu_backend": "triton"} if label == "tilejit" else {})
+kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+c0, w0 = time.process_time(), time.perf_counter()
+if label == "tilejit":      # Inductor's hash of torch's sources (once per process, its Triton path only)
+    from torch._inductor.codecache import torch_key
+    torch_key()
+    split["torch_key"] = time.process_time() - c0
+with torch.no_grad():
+    compiled(*args)
+cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+children = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
+print("TC " + json.dumps({"label": label, "model": name, "cpu_s": cpu, "children_cpu_s": children,
+                          "wall_s": wall, "split_cpu_s": split}))
+"""
+
+
+def torch_compile_first_call(names, reps):
+    """The first call of ``torch.compile``'d models of bench/bench_torch_compile.py, in
+    fresh processes (tilejit under the alias, then Inductor's C++ backend, alternating):
+    CPU seconds of the process and of its children (the C++ backend's compiler runs in
+    them), wall seconds, and tilejit's share (its compiles, the autotuner's kernel runs,
+    Inductor's ``torch_key``).  Medians of ``reps``."""
+    out = []
+    for name in names:
+        runs = {"tilejit": [], "cpp": []}
+        for _ in range(reps):
+            for label in runs:
+                with tempfile.TemporaryDirectory() as d:
+                    env = {**os.environ, "TILEJIT_CACHE_DIR": d, "TILEJIT_NUM_THREADS": "1",
+                           "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+                    p = subprocess.run([sys.executable, "-c", _TC_WORKER, label, name, ROOT], env=env,
+                                       capture_output=True, text=True, cwd=d)
+                lines = [ln for ln in p.stdout.splitlines() if ln.startswith("TC ")]
+                if p.returncode or not lines:
+                    raise RuntimeError(f"torch.compile worker {label} {name} failed:\n{p.stderr[-2000:]}")
+                runs[label].append(json.loads(lines[-1][3:]))
+        for label, rs in runs.items():
+            med = lambda k: float(statistics.median(r[k] for r in rs))
+            r = {"model": name, "label": label, "cpu_s": med("cpu_s"), "children_cpu_s": med("children_cpu_s"),
+                 "wall_s": med("wall_s"),
+                 "split_cpu_s": {k: float(statistics.median(x["split_cpu_s"][k] for x in rs))
+                                 for k in rs[0]["split_cpu_s"]}}
+            out.append(r)
+            split = " ".join(f"{k}={v:.2f}" for k, v in r["split_cpu_s"].items())
+            print(f"torch.compile {name} [{label}] first call: cpu {r['cpu_s']:.2f} s + children "
+                  f"{r['children_cpu_s']:.2f} s (wall {r['wall_s']:.2f})  {split}", flush=True)
+    return out
+
+
 def _cpu_with_children() -> float:
     """CPU seconds of this process and its finished children (Triton runs ptxas)."""
     import resource
@@ -393,6 +501,31 @@ def profile(cases, target, only):
     pstats.Stats(pr).sort_stats("tottime").print_stats(30)
 
 
+def llvm_passes(cases, only, lines=25):
+    """LLVM's own pass timing report (``PassBuilder.start_pass_timing``) for the CPU
+    pipeline that the options choose for the first case matching ``only``, then the
+    code generation time; the module is compiled first (untimed) for its LLVM IR."""
+    import tilejit
+    from tilejit.backends.llvm import binding
+    from tilejit.runtime.options import get_options, use_options
+    label, fn, sig, cex, warps, div = next(c for c in cases if only in c[0])
+    with tempfile.TemporaryDirectory() as d, use_options(cache_dir=d):
+        llir = tilejit.compile(tilejit.jit(fn.fn if hasattr(fn, "fn") else fn), signature=sig, constexprs=cex,
+                               divisible_by_16=div, target="cpu", num_warps=warps).asm["llir"]
+    tm = binding.host_target_machine()
+    mod = binding.parse_module(llir, tm)
+    pipe = binding.pipeline_for(llir, get_options())
+    c0 = time.process_time()
+    report = binding.optimize(mod, tm, pipe, timing=True)
+    opt_s = time.process_time() - c0
+    out_lines = str(mod).count("\n  ")
+    c0 = time.process_time()
+    binding.create_engine(mod)
+    print(f"== {label}: {pipe}; {llir.count(chr(10) + '  ')} instructions in, {out_lines} out; "
+          f"optimisation {opt_s * 1e3:.0f} ms, code generation {(time.process_time() - c0) * 1e3:.0f} ms CPU")
+    print("\n".join(report.splitlines()[:lines]))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
@@ -402,7 +535,12 @@ def main(argv=None):
     ap.add_argument("--no-inductor", action="store_true")
     ap.add_argument("--capture-dir", default=os.path.join(tempfile.gettempdir(), "tilejit_bench_inductor"))
     ap.add_argument("--second-process", action="store_true")
+    ap.add_argument("--torch-compile", default="",
+                    help="models of bench_torch_compile.py (comma-separated): first torch.compile call, "
+                         "tilejit against Inductor's C++ backend, in fresh processes")
     ap.add_argument("--profile", default="", help="cProfile the first case matching this name")
+    ap.add_argument("--llvm-passes", default="",
+                    help="LLVM's pass timing report for the first cpu case matching this name")
     ap.add_argument("--impl", choices=("tilejit", "triton"), default="tilejit",
                     help="triton: real Triton's sm_90 compile of the same kernels (no stencil)")
     ap.add_argument("--tag", default="")
@@ -417,6 +555,8 @@ def main(argv=None):
            "stages": list(STAGES), "results": []}
     if args.second_process:
         doc["second_process"] = second_process(args.reps)
+    if args.torch_compile:
+        doc["torch_compile_first_call"] = torch_compile_first_call(args.torch_compile.split(","), args.reps)
     names = [] if args.no_inductor else [n for n in args.inductor.split(",") if n]
     paths = capture_inductor(names, args.capture_dir) if names else {}
     if args.impl == "triton":
@@ -434,6 +574,9 @@ def main(argv=None):
         for target in [t for t in args.targets.split(",") if t]:
             kind = target.partition(":")[0]
             cases = tutorial_cases(kind) + inductor_cases(paths, kind, tmp)
+            if args.llvm_passes and kind == "cpu":
+                llvm_passes(cases, args.llvm_passes)
+                return
             if args.profile:
                 clock.uninstall()
                 profile(cases, target, args.profile)

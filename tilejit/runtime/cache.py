@@ -519,7 +519,7 @@ def cpu_compile_cached(llir: str, tm, options=None, cache=None):
             mod = None
     if mod is None:
         mod = binding.parse_module(llir, tm)
-        binding.optimize(mod, tm, binding.opt_level_for(llir, getattr(options, "cpu_opt_level", -1)))
+        binding.optimize(mod, tm, binding.pipeline_for(llir, options))
         llir_opt = str(mod)
         cache.put(key, llir_opt.encode(), namespace="llir-opt")
     from .objcheck import check_object      # a malformed object would abort in LLVM

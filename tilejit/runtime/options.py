@@ -124,6 +124,16 @@ def _opt_level(env) -> int:
     return int(raw)
 
 
+def _tristate(env, name) -> int:
+    """``name`` as 1 or 0 (1/0, on/off, true/false...); unset, empty or -1: -1 (automatic)."""
+    raw = env.get(name, "").strip().lower()
+    if raw in ("", "-1"):
+        return -1
+    if raw not in _BOOLS:
+        raise ValueError(f"{name}={env.get(name)!r}: write 1 or 0 (or leave it unset: automatic)")
+    return int(_BOOLS[raw])
+
+
 def _default_on(env, *names) -> bool:
     """The first of ``names`` set in ``env`` as a boolean (1/0, true/false, on/off...); True
     when none is set.  Other values are errors."""
@@ -167,6 +177,7 @@ class Options:
     traceback: bool = False          # TILEJIT_TRACEBACK=1: compile errors keep tilejit's own frames
     explain: bool = False            # TILEJIT_EXPLAIN=1: print each compiled kernel's paths (stderr)
     cpu_opt_level: int = -1          # TILEJIT_CPU_OPT_LEVEL=1|2|3: LLVM's pipeline for CPU kernels (-1: by size, llvm/binding.py)
+    cpu_loop_unroll: int = -1        # TILEJIT_CPU_LOOP_UNROLL=0|1: LLVM's heuristic loop unrolling for CPU kernels (-1: chosen by the backend, llvm/binding.py pipeline_for)
     cpu_stream_bytes: int = -1       # TILEJIT_CPU_STREAM_BYTES=64M: a CPU store's bytes per launch from which it streams (non-temporal; -1: 3/4 of the last-level cache, 0: never; backends/cpu/streaming.py)
     # Floating-point semantics on CUDA, Triton's compile options of the same names and
     # defaults; a launch keyword (``kernel[grid](..., enable_fp_fusion=False)``) overrides
@@ -197,6 +208,7 @@ class Options:
             traceback=_flag(env, "TILEJIT_TRACEBACK"),
             explain=_flag(env, "TILEJIT_EXPLAIN"),
             cpu_opt_level=_opt_level(env),
+            cpu_loop_unroll=_tristate(env, "TILEJIT_CPU_LOOP_UNROLL"),
             cpu_stream_bytes=_size(env, "TILEJIT_CPU_STREAM_BYTES", -1),
             enable_fp_fusion=_default_on(env, "TILEJIT_DEFAULT_FP_FUSION", "TRITON_DEFAULT_FP_FUSION"),
             enable_reflect_ftz=_default_on(env, "TILEJIT_DEFAULT_REFLECT_FTZ"),

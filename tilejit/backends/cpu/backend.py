@@ -264,7 +264,7 @@ class CPUBackend(Backend):
         (the kernel then checks every launch's grid against it); ``stream``: the
         variant whose streamable stores are non-temporal (streaming.py)."""
         key = (options.sanitize, options.vectorize, options.align_version, options.num_threads,
-               options.dump_dir, options.cpu_opt_level, options.cpu_stream_bytes,
+               options.dump_dir, options.cpu_opt_level, options.cpu_loop_unroll, options.cpu_stream_bytes,
                GRID_BOUND if bounded else None, stream)
         # variants live on the IR function itself (a kernel refers to its function, so
         # a cache keyed weakly by the function would keep both alive forever); the

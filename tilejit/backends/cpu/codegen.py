@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ..llvm.binding import rolled_cold_loops
 from ..llvm.scalar import f32_to_bf16
 from ..llvm.types import F16, F32, F64, I32, I64, PTR, VOID, value_type
 from . import dot_share
@@ -56,6 +57,7 @@ def build_module(func, options, triple: str = "", data_layout: str = "", facts=N
     prog.attributes.add("alwaysinline")
     prog.attributes.add("nounwind")
     ctx = ProgramContext(module, prog, func, options)
+    ctx.em.keep_cold_loops_rolled = rolled_cold_loops(options)
     ctx.facts = facts
     ctx.stream_stores = stream
     args_ptr = ctx.args_ptr = prog.args[0]

@@ -191,7 +191,7 @@ def versioned(ctx, masks, emit) -> None:
             ctx.known_true.update(id(m) for m in cheap)
             emit()
             ctx.known_true = saved
-        with otherwise:
+        with otherwise, ctx.em.cold_path():
             emit()
 
 

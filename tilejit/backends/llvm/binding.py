@@ -1,11 +1,12 @@
 """LLVM binding helpers shared by the LLVM-based backends.
 
-Target machines, the O3 new-pass-manager pipeline, assembly emission and the
-MCJIT engine.  Nothing here knows about the tile IR.
+Target machines, the new-pass-manager pipeline (``Pipeline``, chosen per module by
+``pipeline_for``), assembly emission and the MCJIT engine.  Nothing here knows about the tile IR.
 """
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
@@ -91,6 +92,18 @@ def parse_module(llvm_ir: str, tm=None):
 BIG_MODULE = 3000       # instructions (unoptimized) above which the automatic level is 1
 
 
+@dataclass(frozen=True)
+class Pipeline:
+    """LLVM's optimisation pipeline for one CPU module: the preset level (1-3) and
+    whether LLVM's heuristic loop unrolling runs (a loop marked
+    ``llvm.loop.unroll.disable`` is never unrolled)."""
+    level: int = 3
+    unroll: bool = True
+
+    def __str__(self):
+        return f"O{self.level}" + ("" if self.unroll else ", no heuristic unrolling")
+
+
 def opt_level_for(llir: str, requested: int = -1) -> int:
     """The optimisation level for the module ``llir``: ``requested`` when it is 1-3,
     else (automatic) 3, or 1 for modules of more than ``BIG_MODULE`` instructions.
@@ -107,16 +120,48 @@ def opt_level_for(llir: str, requested: int = -1) -> int:
     return 1 if instructions > BIG_MODULE else 3
 
 
-def optimize(mod, tm, speed_level: int = 3) -> None:
-    """Run LLVM's default O<speed_level> pipeline (new pass manager) over ``mod``."""
-    pto = llvm.PipelineTuningOptions(speed_level=speed_level)
+def pipeline_for(llir: str, options=None) -> Pipeline:
+    """The pipeline for the module ``llir`` under ``options`` (``cpu_opt_level``,
+    ``cpu_loop_unroll``; both -1, automatic, when ``options`` is None): the level by
+    size (``opt_level_for``), LLVM's heuristic unrolling unless ``cpu_loop_unroll`` is 0.
+
+    Unrolling is most of what a tile kernel's compile costs beyond O1: a tile op is
+    lowered to a loop of constant trip count that LLVM vectorizes and interleaves, then
+    unrolls, copying the vector body and fully unrolling the short loops left, so the
+    module grows 3-8x (Inductor's column mean at XBLOCK=64, R0_BLOCK=4: 265 instructions,
+    2,024 after O3, 252 without unrolling) and the later passes and code generation pay
+    for every copy.  Without it, optimisation and code generation of the 27 kernels of
+    ``bench/bench_compile_time.py`` take 0.71x the CPU time, but matmul 1024^3 runs 4%
+    slower, layer norm 3%, row sum 2% (``bench/bench_compile_time_runtime.py``), so it
+    stays on; the loops of rarely taken paths are kept rolled instead
+    (``rolled_cold_loops``)."""
+    level = opt_level_for(llir, getattr(options, "cpu_opt_level", -1))
+    return Pipeline(level, getattr(options, "cpu_loop_unroll", -1) != 0)
+
+
+def rolled_cold_loops(options=None) -> bool:
+    """Whether the loops of a CPU kernel's rarely taken paths (the masked copy of a
+    versioned tile op, cpu/tiles.py) are marked not to be unrolled: unless
+    ``cpu_loop_unroll`` is 1 (LLVM unrolls every loop)."""
+    return getattr(options, "cpu_loop_unroll", -1) != 1
+
+
+def optimize(mod, tm, pipeline: Pipeline | int = 3, timing: bool = False) -> str | None:
+    """Run LLVM's default pipeline (new pass manager) over ``mod``: ``pipeline`` (a
+    ``Pipeline``, or a level 1-3 with heuristic unrolling).  ``timing``: return LLVM's
+    pass timing report (bench/bench_compile_time.py ``--llvm-passes``)."""
+    if isinstance(pipeline, int):
+        pipeline = Pipeline(pipeline)
+    pto = llvm.PipelineTuningOptions(speed_level=pipeline.level)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
-    pto.loop_unrolling = True
+    pto.loop_unrolling = pipeline.unroll
     pto.loop_interleaving = True
     pb = llvm.create_pass_builder(tm, pto)
-    mpm = pb.getModulePassManager()
-    mpm.run(mod, pb)
+    if timing:
+        pb.start_pass_timing()
+    pb.getModulePassManager().run(mod, pb)
+    return pb.finish_pass_timing() if timing else None
 
 
 def emit_assembly(mod, tm) -> str:

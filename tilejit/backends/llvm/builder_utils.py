@@ -20,6 +20,8 @@ class FunctionEmitter:
         self.b = ir.IRBuilder(self.body)
         self._alloca_b = ir.IRBuilder(self.entry)
         self.frame_bytes = 0             # approximate stack bytes of all allocas
+        self.cold = 0                    # > 0: emitting a rarely taken path (``cold_path``)
+        self.keep_cold_loops_rolled = False   # set by the CPU backend (llvm/binding.py ``rolled_cold_loops``)
 
     def finish_entry(self):
         """Terminate the entry (alloca) block by branching to the body."""
@@ -50,7 +52,19 @@ class FunctionEmitter:
         def one(i, _carried):
             body(i)
             return ()
-        counted_loop(self.b, self.fn, start, stop, one, step=step, name=name)
+        counted_loop(self.b, self.fn, start, stop, one, step=step, name=name, unroll=not self.cold)
+
+    @contextmanager
+    def cold_path(self):
+        """Emit a rarely taken path (a versioned tile op's masked copy): with
+        ``keep_cold_loops_rolled``, its loops are marked ``llvm.loop.unroll.disable``, as
+        LLVM's unrolling would multiply its code and the time to optimize and compile it."""
+        step = 1 if self.keep_cold_loops_rolled else 0
+        self.cold += step
+        try:
+            yield
+        finally:
+            self.cold -= step
 
 
 def open_loop(b: ir.IRBuilder, fn: ir.Function, prefix: str, start):
@@ -81,12 +95,24 @@ def loop_condition(b: ir.IRBuilder, iv, stop, step, signed: bool = True):
     return b.select(pos, cmp("<", iv, stop), cmp(">", iv, stop))
 
 
+def no_unroll_metadata(module: ir.Module):
+    """The ``llvm.loop`` node that keeps LLVM from unrolling a loop (one per module)."""
+    md = getattr(module, "_no_unroll_md", None)
+    if md is None:
+        disable = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])
+        md = module.add_metadata([disable, disable])
+        md.operands = (md, disable)          # a loop id refers to itself
+        module._no_unroll_md = md
+    return md
+
+
 def counted_loop(b: ir.IRBuilder, fn: ir.Function, start, stop, body, step=None, carried=(),
-                 name="i", nonempty=False):
+                 name="i", nonempty=False, unroll=True):
     """``for i in range(start, stop, step)`` (``step`` positive, 1 by default) with the
     loop-carried LLVM values ``carried``: ``body(i, values)`` emits one iteration at the
     builder and returns the next values.  Returns the values after the loop.
-    ``nonempty``: the loop runs at least once, so the test is at the bottom (one block)."""
+    ``nonempty``: the loop runs at least once, so the test is at the bottom (one block).
+    ``unroll=False``: LLVM must not unroll it (``no_unroll_metadata``)."""
     ty = start.type
     step = step if step is not None else ir.Constant(ty, 1)
     pre = b.block
@@ -112,9 +138,11 @@ def counted_loop(b: ir.IRBuilder, fn: ir.Function, start, stop, body, step=None,
     for p, v in zip(phis, nxt):
         p.add_incoming(v, latch)
     if nonempty:
-        b.cbranch(b.icmp_signed("<", following, stop), head, exit_)
+        back = b.cbranch(b.icmp_signed("<", following, stop), head, exit_)
     else:
-        b.branch(head)
+        back = b.branch(head)
+    if not unroll:
+        back.set_metadata("llvm.loop", no_unroll_metadata(fn.module))
     b.position_at_end(exit_)
     return nxt if nonempty else phis
 
