@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from ...ir import ops
 from . import mma_rows, rows_ring
 from .async_pipeline import _versioned_fallbacks, plan_for, prepare, wants_fresh_tid
+from .dim_order import plan_dim0_layouts
 from .hoist_loads import hoist_branch_loads
 from .pipeline import _PTR_OK, IterSlice, _slice, plan_prefetch
 from .remat import start as remat_start
@@ -120,6 +121,7 @@ def plan_kernel(lw) -> CudaPlan:
     before = dict(lw._layouts)
     prepare(lw)                         # the cp.async rings' operand layouts
     widen_operand_chunks(lw)            # loop-free dot kernels: 16-byte operand loads
+    lw._layouts.update(plan_dim0_layouts(lw))   # tiles accessed along dim 0 (dim_order.py)
     p.layouts = {s: l for s, l in lw._layouts.items() if before.get(s) is not l}
     attrs = set(lw.kernel.attributes)
     p.remat = remat_start(lw)           # recompute cheap values after reductions (remat.py)
@@ -364,7 +366,8 @@ def print_plan(lw) -> str:
     fallbacks = _versioned_fallbacks(func)
     lines = [f"cuda-plan @{func.name} (sm_{lw.arch}, {lw.num_warps} warps)"]
     for shape, lay in sorted(p.layouts.items(), key=lambda kv: str(kv[0])):
-        lines.append(f"  layout {'x'.join(map(str, shape))}: {lay.vec}-element chunks")
+        lines.append(f"  layout {'x'.join(map(str, shape))}: {lay.vec}-element chunks"
+                     + (" along dim 0, neighbouring threads along dim 0" if lay.dim0_first else ""))
     if p.hoisted:
         lines.append(f"  branch loads hoisted: {p.hoisted}")
     for o in func.walk():

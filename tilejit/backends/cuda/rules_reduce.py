@@ -141,7 +141,8 @@ def _row_lanes(op, lay):
     sty = op.src.type
     K = sty.shape[-1]
     if (op.axis != len(sty.shape) - 1 or op.kind not in ("sum", "max", "min", "xor_sum")
-            or sty.element.kind == "bool" or lay is None or not lay.exact or K % lay.vec):
+            or sty.element.kind == "bool" or lay is None or not lay.exact or K % lay.vec
+            or lay.dim0_first):
         return None
     lanes = K // lay.vec
     return lanes if lanes <= 32 and lanes & (lanes - 1) == 0 else None
@@ -194,7 +195,7 @@ def _wide_row_lanes(op, lay):
     sty = op.src.type
     K = sty.shape[-1]
     if (op.axis != len(sty.shape) - 1 or sty.element.kind == "bool"
-            or lay is None or not lay.exact or K % lay.vec):
+            or lay is None or not lay.exact or K % lay.vec or lay.dim0_first):
         return None
     lanes = K // lay.vec
     return lanes if lanes > 32 and lanes % 32 == 0 else None

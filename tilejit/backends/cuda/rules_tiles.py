@@ -50,7 +50,7 @@ def _same_elements(lw, op):
     lay = lw.layout(ty)
     if src.layout is None:
         return [Tile([src.regs[0]] * lay.nslots, lay)]
-    if (src.layout.vec, src.layout.reps) == (lay.vec, lay.reps):    # the same slot -> element map
+    if src.layout.same_slots(lay):        # the same slot -> element map
         return [Tile(src.regs, lay)]
     # the chunk width follows the last dimension ([8, 16] -> [8, 8, 2] halves it), so the
     # slots hold other elements: keep the row-major order through shared memory

@@ -1,0 +1,63 @@
+"""The planner's dim-0-first layouts (backends/cuda/dim_order.py), no GPU needed: tiles
+whose loads move along dim 0 -- Inductor's reduction over a middle axis, addressed through
+``xindex % C`` (contiguity 1 where a block may wrap, two pieces of unit stride) and a
+column-major tile -- get neighbouring threads along dim 0 (the ``cuda-plan`` stage says
+so); a row-major tile, a transposing copy (load along dim 0, store
+along dim 1 in one shape) and ``CudaTuning.dim0_layouts`` off keep the blocked layout."""
+from __future__ import annotations
+
+import tilejit
+import tilejit.language as tl
+from tests.cuda_switches import cuda_tuning
+from tests.e2e.test_dim0_layouts import amax_mid, col_tile_ops
+
+DIM0 = "neighbouring threads along dim 0"
+
+
+def _plan(fn, sig, cex, warps=4):
+    k = tilejit.compile(fn, signature=sig, constexprs=cex, divisible_by_16=tuple(n for n in sig if sig[n][0] == "*"),
+                        target="cuda:90", num_warps=warps)
+    return k.asm["cuda-plan"]
+
+
+AMAX = ({"in_ptr": "*fp32", "max_ptr": "*fp32", "sum_ptr": "*fp32"},
+        {"xnumel": 16416, "C": 513, "N": 2048, "XBLOCK": 64, "R0_BLOCK": 64})
+
+
+def test_middle_axis_reduction_is_dim0_first():
+    plan = _plan(amax_mid, *AMAX, warps=16)
+    assert f"layout 64x64: 1-element chunks along dim 0, {DIM0}" in plan
+    assert "tt.reduce max <64x64xfp32> axis 1" in plan
+
+
+def test_switch_off_keeps_blocked_layout():
+    with cuda_tuning(dim0_layouts=False):
+        plan = _plan(amax_mid, *AMAX, warps=16)
+    assert DIM0 not in plan
+
+
+def test_column_major_tile_is_dim0_first():
+    sig = {"X": "*fp32", "bias_ptr": "*fp32", "out_ptr": "*fp32", "col_ptr": "*fp32", "all_ptr": "*fp32",
+           "arg_ptr": "*i32", "rows_ptr": "*fp32", "M": "i32", "N": "i32"}
+    plan = _plan(col_tile_ops, sig, {"BM": 64, "BN": 16})
+    assert f"layout 64x16: 1-element chunks along dim 0, {DIM0}" in plan
+
+
+@tilejit.jit
+def _copy(X, sxm, Y, sym, BM: tl.constexpr, BN: tl.constexpr):
+    m = tl.arange(0, BM)
+    n = tl.arange(0, BN)
+    tl.store(Y + m[:, None] * sym + n[None, :], tl.load(X + m[:, None] * sxm + n[None, :]))
+
+
+@tilejit.jit
+def _transpose(X, sxn, Y, sym, BM: tl.constexpr, BN: tl.constexpr):
+    m = tl.arange(0, BM)
+    n = tl.arange(0, BN)
+    tl.store(Y + m[:, None] * sym + n[None, :], tl.load(X + m[:, None] + n[None, :] * sxn))
+
+
+def test_row_major_and_transposing_tiles_keep_blocked_layout():
+    cex = {"BM": 64, "BN": 64}
+    assert DIM0 not in _plan(_copy, {"X": "*fp32", "sxm": "i32", "Y": "*fp32", "sym": "i32"}, cex)
+    assert DIM0 not in _plan(_transpose, {"X": "*fp32", "sxn": "i32", "Y": "*fp32", "sym": "i32"}, cex)
