@@ -42,7 +42,8 @@ def amax_mid(in_ptr, max_ptr, sum_ptr, xnumel: tl.constexpr, C: tl.constexpr, N:
     tl.store(sum_ptr + xindex, tl.sum(sm, 1)[:, None], xmask)
 
 
-@pytest.mark.parametrize("B,N,C,xblock,rblock", [(3, 40, 33, 64, 8), (2, 17, 65, 16, 4), (4, 64, 7, 32, 16)])
+@pytest.mark.parametrize("B,N,C,xblock,rblock", [(3, 40, 33, 64, 8), (2, 17, 65, 16, 4), (2, 33, 65, 16, 16),
+                                                 (4, 64, 7, 32, 16)])
 def test_reduce_middle_axis(backend, switches, rng, B, N, C, xblock, rblock):
     x = rng.standard_normal((B, N, C)).astype(np.float32)
     mx = np.zeros(B * C, np.float32)

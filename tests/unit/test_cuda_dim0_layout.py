@@ -27,7 +27,36 @@ AMAX = ({"in_ptr": "*fp32", "max_ptr": "*fp32", "sum_ptr": "*fp32"},
 def test_middle_axis_reduction_is_dim0_first():
     plan = _plan(amax_mid, *AMAX, warps=16)
     assert f"layout 64x64: 1-element chunks along dim 0, {DIM0}" in plan
-    assert "tt.reduce max <64x64xfp32> axis 1" in plan
+    # after the loop: each thread's repetitions, then 8 partials per row in shared memory
+    assert "tt.reduce max <64x64xfp32> axis 1 at" in plan and "axis 1 at" in plan
+    assert plan.count(": dim-0 rows") == 2
+
+
+@tilejit.jit
+def _col_mean(in_ptr, out_ptr, xnumel: tl.constexpr, rnumel: tl.constexpr, XBLOCK: tl.constexpr,
+              R0_BLOCK: tl.constexpr):      # x.mean(0) of a [rnumel, xnumel] tensor, as Inductor writes it
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    r0_base = tl.arange(0, R0_BLOCK)[None, :]
+    acc = tl.full([XBLOCK, R0_BLOCK], 0, tl.float32)
+    for r0_offset in range(0, rnumel, R0_BLOCK):
+        r0_index = r0_offset + r0_base
+        r0_mask = r0_index < rnumel
+        t = tl.load(in_ptr + (xindex + xnumel * r0_index), r0_mask & xmask, other=0.0)
+        acc = tl.where(r0_mask & xmask, acc + t, acc)
+    tl.store(out_ptr + xindex, (tl.sum(acc, 1) / rnumel)[:, None], xmask)
+
+
+def test_column_mean_loads_vectors_along_dim0():
+    """Contiguous and 16-byte aligned along dim 0: 4-element chunks, ``ld.global.v4`` (as
+    Triton's ``sizePerThread = [4, 1]``), the row sums without a loop over staged rows."""
+    k = tilejit.compile(_col_mean, signature={"in_ptr": "*fp32", "out_ptr": "*fp32"},
+                        constexprs={"xnumel": 256, "rnumel": 4096, "XBLOCK": 64, "R0_BLOCK": 64},
+                        divisible_by_16=("in_ptr", "out_ptr"), target="cuda:90", num_warps=16)
+    plan = k.asm["cuda-plan"]
+    assert f"layout 64x64: 4-element chunks along dim 0, {DIM0}" in plan
+    assert "width 4 (masked)" in plan and ": dim-0 rows" in plan
+    assert k.asm["ptx"].count("ld.global.v4.b32") == 2      # 64x64 over 512 threads: two chunks of 4 each
 
 
 def test_switch_off_keeps_blocked_layout():

@@ -106,10 +106,31 @@ def moves_along_dim0(facts, op) -> bool:
     return r1 is None or r1[0] != 1 or C * r0[1] < R * r1[1]
 
 
+def dim0_width(facts, op, max_lanes: int) -> int:
+    """Elements per vector access of the 2-D access ``op`` along dim 0 in chunks of
+    ``max_lanes`` (at most 16 bytes): its pointer contiguous along dim 0 over whole chunks
+    (contiguity), each chunk's first address aligned to the access (divisibility), its
+    mask one value over a chunk (constancy along dim 0); 1 otherwise."""
+    from ...analysis.access import element_bytes
+    from .rules_memory import CUDA_ACCESS
+    size = element_bytes(op.ptr.type.element.element, CUDA_ACCESS)
+    if size is None:
+        return 1
+    info = facts.axis(op.ptr)
+    c, div = info.contiguity[0], info.divisibility[0]
+    m = facts.axis(op.mask).constancy[0] if op.mask is not None else c
+    w = min(max_lanes, c, max(1, 16 // size))
+    while w > 1 and (c % w or m % w or div % (w * size) or op.ptr.type.shape[0] % w):
+        w //= 2
+    return w
+
+
 def plan_dim0_layouts(lw) -> dict:
     """{shape: dim-0-first Layout} for the 2-D shapes (both dims above 1) whose deciding
     accesses all move along dim 0 (:func:`moves_along_dim0`); the accesses in loops decide
-    where there are any.  Nothing for kernels with ``tt.dot`` (their operand layouts are
+    where there are any.  The chunks along dim 0 are as wide as the widest vector access
+of a deciding access (:func:`dim0_width`; Triton's coalescing takes the widest too).
+Nothing for kernels with ``tt.dot`` (their operand layouts are
     the dot paths'), without the analysis, under the sanitizer, or with
     ``CudaTuning.dim0_layouts`` off."""
     if lw.facts is None or lw.sanitize or not lw.vectorize or not lw.tuning.dim0_layouts:
@@ -129,8 +150,9 @@ def plan_dim0_layouts(lw) -> dict:
         deciding = looped or accesses
         if math.prod(shape) < 32 or not all(moves_along_dim0(lw.facts, o) for o in deciding):
             continue
-        out[shape] = make_dim0_layout(shape, lw.threads)
+        vec = max(dim0_width(lw.facts, o, shape[0]) for o in deciding)
+        out[shape] = make_dim0_layout(shape, lw.threads, vec)
     return out
 
 
-__all__ = ["MIN_RUN", "moves_along_dim0", "plan_dim0_layouts", "runs"]
+__all__ = ["MIN_RUN", "dim0_width", "moves_along_dim0", "plan_dim0_layouts", "runs"]

@@ -32,8 +32,11 @@ def vector_width(lw, op, ptr_value, mask_value, el) -> int:
     a chunk of the blocked layout.  The planning stage (plan.py) asks; the rules read
     its answer from ``lw.plan``."""
     lay = lw.layout(ptr_value.type)
-    if lay is None or lay.vec == 1 or lay.dim0_first or not lw.vectorize or lw.sanitize:
+    if lay is None or lay.vec == 1 or not lw.vectorize or lw.sanitize:
         return 1
+    if lay.dim0_first:                  # chunks along dim 0 (dim_order.py)
+        from .dim_order import dim0_width
+        return dim0_width(lw.facts, op, lay.vec) if ptr_value is op.ptr and mask_value is op.mask else 1
     return plan_access(lw.facts, ptr_value, mask_value, CUDA_ACCESS, max_lanes=lay.vec).width
 
 
