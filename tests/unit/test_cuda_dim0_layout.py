@@ -2,8 +2,9 @@
 whose loads move along dim 0 -- Inductor's reduction over a middle axis, addressed through
 ``xindex % C`` (contiguity 1 where a block may wrap, two pieces of unit stride) and a
 column-major tile -- get neighbouring threads along dim 0 (the ``cuda-plan`` stage says
-so); a row-major tile, a transposing copy (load along dim 0, store
-along dim 1 in one shape) and ``CudaTuning.dim0_layouts`` off keep the blocked layout."""
+so); a transposing copy (load along dim 0, store along dim 1 in one shape) takes the
+layout of its load and restages its store; a row-major tile and ``CudaTuning.dim0_layouts``
+off keep the blocked layout."""
 from __future__ import annotations
 
 import tilejit
@@ -86,7 +87,32 @@ def _transpose(X, sxn, Y, sym, BM: tl.constexpr, BN: tl.constexpr):
     tl.store(Y + m[:, None] * sym + n[None, :], tl.load(X + m[:, None] + n[None, :] * sxn))
 
 
-def test_row_major_and_transposing_tiles_keep_blocked_layout():
-    cex = {"BM": 64, "BN": 64}
-    assert DIM0 not in _plan(_copy, {"X": "*fp32", "sxm": "i32", "Y": "*fp32", "sym": "i32"}, cex)
-    assert DIM0 not in _plan(_transpose, {"X": "*fp32", "sxn": "i32", "Y": "*fp32", "sym": "i32"}, cex)
+def test_row_major_tile_keeps_blocked_layout():
+    assert DIM0 not in _plan(_copy, {"X": "*fp32", "sxm": "i32", "Y": "*fp32", "sym": "i32"}, {"BM": 64, "BN": 64})
+
+
+def _transpose_kernel(dt, aligned=True):
+    sig = {"X": f"*{dt}", "sxn": "i32", "Y": f"*{dt}", "sym": "i32"}
+    return tilejit.compile(_transpose, signature=sig, constexprs={"BM": 64, "BN": 64},
+                           divisible_by_16=("X", "Y", "sxn", "sym") if aligned else ("X", "Y"),
+                           target="cuda:90", num_warps=4)
+
+
+def test_transpose_loads_along_dim0_and_restages_its_store():
+    """Loaded in 16-byte vectors along dim 0, moved through shared memory (rows padded by
+    one element), stored in 16-byte vectors along dim 1 -- Triton's instruction counts."""
+    for dt, vec in (("fp32", 4), ("fp16", 8)):
+        k = _transpose_kernel(dt)
+        plan, ptx = k.asm["cuda-plan"], k.asm["ptx"]
+        assert f"layout 64x64: {vec}-element chunks along dim 0, {DIM0}" in plan
+        assert f"restaged: moved to the row-major layout through shared memory first, width {vec}" in plan
+        n = 64 * 64 // 128 // vec         # 16-byte accesses per thread
+        assert ptx.count("ld.global.v4.b32") == n and ptx.count("st.global.v4.b32") == n
+    with cuda_tuning(dim0_row_stores=False):
+        assert DIM0 not in _transpose_kernel("fp32").asm["cuda-plan"]
+
+
+def test_transpose_with_unaligned_rows_keeps_blocked_layout():
+    """The store cannot move vectors (row stride not known 16-byte aligned): restaging
+    would not pay, so the tile keeps the blocked layout."""
+    assert DIM0 not in _transpose_kernel("fp32", aligned=False).asm["cuda-plan"]

@@ -125,34 +125,65 @@ def dim0_width(facts, op, max_lanes: int) -> int:
     return w
 
 
-def plan_dim0_layouts(lw) -> dict:
-    """{shape: dim-0-first Layout} for the 2-D shapes (both dims above 1) whose deciding
-    accesses all move along dim 0 (:func:`moves_along_dim0`); the accesses in loops decide
-    where there are any.  The chunks along dim 0 are as wide as the widest vector access
-of a deciding access (:func:`dim0_width`; Triton's coalescing takes the widest too).
-Nothing for kernels with ``tt.dot`` (their operand layouts are
-    the dot paths'), without the analysis, under the sanitizer, or with
-    ``CudaTuning.dim0_layouts`` off."""
+def plan_dim0_layouts(lw):
+    """``(layouts, restaged)``: {shape: dim-0-first Layout} for the 2-D shapes (both dims
+    above 1) whose deciding accesses -- those in loops, where there are any -- all move
+    along dim 0 (:func:`moves_along_dim0`), or all but stores that move along dim 1
+    (a transposing copy: the loads decide); and {store: (row-major Layout, elements per
+    access)} for those stores (:func:`_row_store`: restaged through shared memory).  The
+    chunks along dim 0 are as wide as the widest vector access of a deciding access
+    (:func:`dim0_width`; Triton's coalescing takes the widest too).  Nothing for kernels
+    with ``tt.dot`` (their operand layouts are the dot paths'), without the analysis,
+    under the sanitizer, or with ``CudaTuning.dim0_layouts`` off."""
     if lw.facts is None or lw.sanitize or not lw.vectorize or not lw.tuning.dim0_layouts:
-        return {}
+        return {}, {}
     from .occupancy import in_loop
     by_shape = {}
     for o in lw.func.walk():
         if isinstance(o, ops.DotOp):
-            return {}
+            return {}, {}
         if isinstance(o, (ops.LoadOp, ops.StoreOp)):
             shape = o.ptr.type.shape
             if len(shape) == 2 and min(shape) > 1:
                 by_shape.setdefault(shape, []).append(o)
-    out = {}
+    layouts, restaged = {}, {}
     for shape, accesses in by_shape.items():
         looped = [o for o in accesses if in_loop(o)]
         deciding = looped or accesses
-        if math.prod(shape) < 32 or not all(moves_along_dim0(lw.facts, o) for o in deciding):
+        if math.prod(shape) < 32:
             continue
-        vec = max(dim0_width(lw.facts, o, shape[0]) for o in deciding)
-        out[shape] = make_dim0_layout(shape, lw.threads, vec)
-    return out
+        along = [o for o in deciding if moves_along_dim0(lw.facts, o)]
+        rows = {o: _row_store(lw, o) for o in deciding if o not in along}
+        if not any(isinstance(o, ops.LoadOp) for o in along) and len(along) < len(deciding):
+            continue                    # the loads do not move along dim 0: nothing to restage for
+        if not along or any(r is None for r in rows.values()):
+            continue
+        vec = max(dim0_width(lw.facts, o, shape[0]) for o in along)
+        layouts[shape] = make_dim0_layout(shape, lw.threads, vec)
+        restaged.update(rows)
+    return layouts, restaged
+
+
+def _row_store(lw, op):
+    """(row-major Layout, elements per access) when ``op`` is a store that moves along
+    dim 1 in vectors of two elements or more and whose pointer and mask can be recomputed
+    in that layout (rules_tiles.rematerialize); None otherwise (``CudaTuning.dim0_row_stores``
+    off: always)."""
+    if not isinstance(op, ops.StoreOp) or not lw.tuning.dim0_row_stores:
+        return None
+    from ...analysis.access import plan_access
+    from .layout import make_layout
+    from .rules_memory import CUDA_ACCESS
+    from .rules_tiles import can_rematerialize
+    from ...analysis.access import element_bytes
+    size = element_bytes(op.ptr.type.element.element, CUDA_ACCESS)
+    if size is None:
+        return None
+    lay = make_layout(op.ptr.type.shape, lw.threads, max(1, 16 // size))
+    w = plan_access(lw.facts, op.ptr, op.mask, CUDA_ACCESS, max_lanes=lay.vec).width
+    if w < 2 or not all(v is None or can_rematerialize(lw, v) for v in (op.ptr, op.mask)):
+        return None
+    return lay, w
 
 
 __all__ = ["MIN_RUN", "dim0_width", "moves_along_dim0", "plan_dim0_layouts", "runs"]

@@ -85,6 +85,32 @@ def exchange(lw, src: Tile, src_ty, dst_ty, src_flat_of):
     return Tile(regs, lay)
 
 
+def exchange_2d(lw, src: Tile, el, lay):
+    """``src`` (a 2-D tile) in layout ``lay`` of the same shape, through shared memory whose
+    rows are padded by one element: a dim-0-first tile's column writes and a row-major
+    tile's row reads then hit distinct banks (unpadded rows of 32 words or a multiple put
+    a warp's column on one bank)."""
+    R, C = src.layout.shape
+    mty, size = T.mem_type(el), T.mem_size(el)
+    pitch = C + 1
+    base = lw.smem(R * pitch * size)
+
+    def addr(layout, s):
+        i, k = lw.multi_index((R, C), lw.elem_index(layout, s))
+        return lw.smem_addr(base, lw.b.mul(lw.b.add(lw.b.mul(i, lw.i32(pitch)), k), lw.i32(size)))
+    lw.barrier()
+    for s, v in enumerate(src.regs):
+        v = lw.b.zext(v, T.I8) if mty == T.I8 and v.type == T.I1 else v
+        lw.b.store(v, addr(src.layout, s)).align = size
+    lw.barrier()
+    regs = []
+    for s in range(lay.nslots):
+        v = lw.b.load(addr(lay, s), typ=mty)
+        v.align = size
+        regs.append(lw.b.icmp_unsigned("!=", v, ir.Constant(T.I8, 0)) if T.llvm_type(el) == T.I1 else v)
+    return Tile(regs, lay)
+
+
 @RULES.register(ops.BroadcastOp)
 def _broadcast(lw, op):
     src, sty, dty = lw.get(op.src), op.src.type, op.result.type
@@ -190,21 +216,23 @@ def can_rematerialize(lw, value, trans: bool = False) -> bool:
     return _remat_plan(lw, value, trans) is not None
 
 
-def rematerialize(lw, value, trans: bool = False):
+def rematerialize(lw, value, trans: bool = False, lay=None):
     """Registers of ``value`` (a broadcast result) in its blocked layout, recomputed
     per slot from its definition -- aranges, constants, scalars and pure elementwise
     ops under broadcasts/expand_dims -- instead of moved through shared memory; the
     same ops on the same operands, so bit-identical.  None when some leaf is a tile
     that only exists in another layout (loads, reductions, loop-carried values).
     ``trans``: of the transposed 2-D value, in the blocked layout of the reversed shape
-    (slot ``s`` holds element ``(j, i)`` where that layout's slot ``s`` is ``(i, j)``)."""
+    (slot ``s`` holds element ``(j, i)`` where that layout's slot ``s`` is ``(i, j)``).
+    ``lay``: another layout of ``value``'s shape to compute it in (a restaged store's
+    row-major one, dim_order.py)."""
     plan = _remat_plan(lw, value, trans)
     if plan is None:
         return None
     ty = value.type
     shape = tuple(reversed(ty.shape)) if trans else tuple(ty.shape)
     dims = (1, 0) if trans else tuple(range(len(shape)))
-    lay = lw.layout(shape)
+    lay = lay or lw.layout(shape)
     idx = [lw.multi_index(shape, lw.elem_index(lay, s)) for s in range(lay.nslots)]
     got = {}
     saved = {}
