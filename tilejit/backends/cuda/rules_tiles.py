@@ -96,7 +96,7 @@ def exchange_2d(lw, src: Tile, el, lay):
     base = lw.smem(R * pitch * size)
 
     def addr(layout, s):
-        i, k = lw.multi_index((R, C), lw.elem_index(layout, s))
+        i, k = _coords(lw, layout, s)
         return lw.smem_addr(base, lw.b.mul(lw.b.add(lw.b.mul(i, lw.i32(pitch)), k), lw.i32(size)))
     lw.barrier()
     for s, v in enumerate(src.regs):
@@ -109,6 +109,27 @@ def exchange_2d(lw, src: Tile, el, lay):
         v.align = size
         regs.append(lw.b.icmp_unsigned("!=", v, ir.Constant(T.I8, 0)) if T.llvm_type(el) == T.I1 else v)
     return Tile(regs, lay)
+
+
+def _coords(lw, lay, s):
+    """(row, column) of slot ``s`` of the 2-D layout ``lay``: where every repetition of the
+    threads covers whole rows (columns for a dim-0-first layout), a per-thread part read
+    once plus constants (so shared-memory addresses are a register plus an immediate);
+    else from the slot's flat index."""
+    R, C = lay.shape
+    inner = R if lay.dim0_first else C
+    T_, V = lay.threads, lay.vec
+    if not lay.exact or (T_ * V) % inner:
+        return lw.multi_index((R, C), lw.elem_index(lay, s))
+    key = (lay, "coords", lw.b.block)
+    if key not in lw._slot_index:       # tid*V = q*inner + a: the thread's first element
+        tv = lw.b.mul(lw.tid, lw.i32(V))
+        lw._slot_index[key] = (lw.b.urem(tv, lw.i32(inner)), lw.b.udiv(tv, lw.i32(inner)))
+    a, q = lw._slot_index[key]
+    r, j = divmod(s, V)                 # element (r*T + t)*V + j; V divides inner
+    a = lw.b.add(a, lw.i32(j)) if j else a
+    q = lw.b.add(q, lw.i32(r * T_ * V // inner)) if r else q
+    return (a, q) if lay.dim0_first else (q, a)
 
 
 @RULES.register(ops.BroadcastOp)
