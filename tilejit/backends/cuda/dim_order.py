@@ -9,8 +9,9 @@ reductions over a non-last axis (``x.mean(0)``, ``x.amax(1)`` of a ``[B, N, C]``
 its last axis), a column-major operand -- a warp's scalar access then spans 32 rows, one
 sector each.  Triton's coalescing orders such a tile's dims by the pointer's contiguity
 (``order = [0, 1]``); here a whole shape is given the dim-0-first layout when every
-access of that shape (those in loops, where there are any) moves along dim 0 and none
-can group lanes along the last dimension.
+access of that shape (those in loops, where there are any) moves along dim 0 and does
+not move along dim 1 -- or, for a transposing copy, when its loads do and its stores move
+along dim 1 in vectors: those stores are then restaged row-major through shared memory.
 
 "Moves along dim 0" is a fact about the pointer, from the analysis: :func:`runs` -- along
 a dimension of ``n`` elements, the pointer is split into at most ``p`` pieces on each of
@@ -19,7 +20,10 @@ analysis' contiguity ``c`` gives ``n / c`` pieces of step 1; its constancy, piec
 0; sums add steps and pieces; ``x % k`` and ``x // k`` by a constant ``k`` add at most
 ``n // k + 1`` breaks (``xindex % 513`` over 64 rows: two pieces, where the contiguity is 1
 because a block may wrap).  A dimension whose pointer steps by one element in pieces of
-2 elements on average or more (what a warp's scalar access then spans: 32 / 2 rows, not 32) is taken as the one the access moves along.
+:data:`MIN_RUN` elements on average or more (a warp's scalar access then spans at most
+32 / MIN_RUN runs, not 32 rows), with longer runs than along dim 1, is the one the access
+moves along.  The choice only places elements on threads: a wrong guess costs speed,
+never correctness (every rule indexes elements through ``Lowering.elem_index``).
 """
 from __future__ import annotations
 
