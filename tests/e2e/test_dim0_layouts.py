@@ -93,3 +93,25 @@ def test_column_major_tile_rules(backend, switches, rng, M, N, BM, BN):
     np.testing.assert_array_equal(arg, np.argmax(np.where(np.arange(BN) < N, y[:M], -np.inf), 1))
     want = y[:, :BN // 2 * 2].reshape(G * BM, BN // 2, 2).sum(2)
     np.testing.assert_allclose(rows[:M, :N // 2], want[:M, :N // 2], rtol=1e-5, atol=1e-5)
+
+
+@tilejit.jit
+def clone_t(in_ptr0, out_ptr0, ynumel, xnumel, YS: tl.constexpr, XS: tl.constexpr,
+            YBLOCK: tl.constexpr, XBLOCK: tl.constexpr):
+    """``(x.t().contiguous() * 2)`` of a [XS, YS] tensor as Inductor writes it (a 2-D
+    pointwise tiling): loaded along dim 0, stored along dim 1 (restaged on CUDA)."""
+    yindex = tl.program_id(1) * YBLOCK + tl.arange(0, YBLOCK)[:, None]
+    ymask = yindex < ynumel
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[None, :]
+    xmask = xindex < xnumel
+    tmp0 = tl.load(in_ptr0 + (yindex + YS * xindex), xmask & ymask)
+    tl.store(out_ptr0 + (xindex + XS * yindex), tmp0 * 2.0, xmask & ymask)
+
+
+@pytest.mark.parametrize("XS,YS,block", [(64, 32, 32), (100, 36, 32), (48, 72, 16)])
+def test_inductor_transpose(backend, switches, rng, XS, YS, block):
+    x = rng.standard_normal((XS, YS)).astype(np.float32)
+    y = np.full((YS, XS), 7.0, np.float32)
+    grid = (tilejit.cdiv(XS, block), tilejit.cdiv(YS, block))
+    clone_t[grid](x, y, YS, XS, YS=YS, XS=XS, YBLOCK=block, XBLOCK=block)
+    np.testing.assert_array_equal(y, x.T * 2)
