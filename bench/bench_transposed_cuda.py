@@ -10,10 +10,11 @@ Two kernels, each launched over a whole matrix (one program per tile), medians o
 * ``dot_colmajor``: one 64 x 64 x 64 fp16 ``tl.dot`` per program with both operands
   column-major (Triton's test_dot with COL_A, COL_B), fp32 result row-major.
 
-tilejit moves the column-major tiles of ``transpose`` per element (a transposed access
-in 16-byte vectors along dim 0 through shared memory was slower on the H200 and was
-deleted: bench/results/transposed_access_h200.json, "tilejit" there is that access, and
-"tilejit_no_transposed" the per-element one kept); the column-major operands of
+tilejit loads the column-major tile of ``transpose`` in the dim-0-first layout (16-byte
+vectors along dim 0) and restages the row-major store through shared memory with padded
+rows (backends/cuda/dim_order.py; ``TILEJIT_CUDA_TUNING=dim0_row_stores=0``: per element,
+as before; an earlier transposed access through unpadded shared memory was slower on the
+H200: bench/results/transposed_access_h200.json); the column-major operands of
 ``dot_colmajor`` load in 16-byte vectors along dim 0 and are staged transposed
 (rules_mma.plan_kmajor_loads; ``TILEJIT_CUDA_TUNING=kmajor_operands=0``: per element).
 Triton 3.6 runs the same source where it is installed.

@@ -1,7 +1,8 @@
 """2-D tiles contiguous along dim 0 only (column-major operands, transposed stores) on
 every backend, against numpy: masks varying along either dimension, ``other`` where masked
-off.  (On CUDA these accesses are per element: moving them in vectors along dim 0 through
-shared memory was slower on the H200, bench/results/transposed_access_h200.json.)"""
+off.  (On CUDA a tile loaded along dim 0 takes the dim-0-first layout, in vectors along dim 0
+where aligned, and a store of it along dim 1 is restaged row-major through shared memory:
+backends/cuda/dim_order.py.)"""
 import numpy as np
 import pytest
 

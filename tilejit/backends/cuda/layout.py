@@ -15,6 +15,11 @@ reductions use owned slots only).  The layout depends on the element count and, 
 the chunk width (which divides it), the last dimension: elementwise ops never convert;
 reshape and expand_dims are free where the chunking agrees and otherwise move the
 elements through shared memory (rules_tiles.py).
+
+A 2-D layout may be ``dim0_first``: the blocked layout of the transposed shape ``(C, R)``
+(chunks and neighbouring threads run along dim 0), for tiles whose accesses move along
+dim 0 (dim_order.py decides, per shape).  ``e`` above is then the element's flat index in
+the transposed shape; :func:`row_major` gives the row-major one that the rules use.
 """
 from __future__ import annotations
 
@@ -30,6 +35,14 @@ class Layout:
     threads: int        # T
     vec: int            # V: contiguous elements per chunk
     reps: int           # R: chunks per thread
+    dim0_first: bool = False    # 2-D: e counts along dim 0 first (the transposed shape's layout)
+
+    def same_slots(self, other) -> bool:
+        """Whether ``other`` (a layout of as many elements, another shape) holds the same
+        row-major elements in the same slots (a reshape is then free)."""
+        if self == other:
+            return True
+        return (self.vec, self.reps) == (other.vec, other.reps) and not (self.dim0_first or other.dim0_first)
 
     @property
     def numel(self) -> int:
@@ -111,6 +124,23 @@ def _any_vector(accesses, facts) -> bool:
     from ...analysis.access import plan_access
     from .rules_memory import CUDA_ACCESS
     return any(plan_access(facts, op.ptr, op.mask, CUDA_ACCESS).width > 1 for op in accesses)
+
+
+def make_dim0_layout(shape, threads: int, max_vec: int = 1) -> Layout:
+    """The dim-0-first layout of the 2-D ``shape`` (R, C): the blocked layout of (C, R),
+    so neighbouring threads hold neighbouring elements of dim 0."""
+    R, C = shape
+    t = make_layout((C, R), threads, max_vec)
+    return Layout(tuple(shape), threads, t.vec, t.reps, dim0_first=True)
+
+
+def row_major(b, lay: Layout, e, i32):
+    """The row-major flat index of the element whose index in ``lay``'s order is ``e``
+    (an i32 LLVM value; ``b`` the builder, ``i32`` the constant maker)."""
+    if not lay.dim0_first:
+        return e
+    R, C = lay.shape
+    return b.add(b.mul(b.urem(e, i32(R)), i32(C)), b.udiv(e, i32(R)))
 
 
 def make_layout(shape, threads: int, max_vec: int = MAX_VEC) -> Layout:

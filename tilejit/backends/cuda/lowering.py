@@ -19,7 +19,7 @@ from ...runtime.options import CudaTuning
 from ..llvm.builder_utils import counted_loop
 from ..llvm.intrinsics import declare
 from . import types as T
-from .layout import Layout, kernel_max_vec, make_layout
+from .layout import Layout, kernel_max_vec, make_layout, row_major
 from .target import DATA_LAYOUT, TRIPLE
 from .sanitize import wants_reports
 
@@ -220,7 +220,7 @@ class Lowering:
             e = self.raw_index(lay, slot)
             if not lay.exact:
                 e = self.b.urem(e, self.i32(lay.numel))
-            self._slot_index[key] = e
+            self._slot_index[key] = row_major(self.b, lay, e, self.i32)    # layout.py
         return self._slot_index[key]
 
     def owned(self, lay: Layout | None, slot: int):

@@ -400,7 +400,7 @@ def _reshape_tile(lw, t, el, sshape, dshape, broadcast: bool):
     if t.layout is None or math.prod(sshape) == 1:
         return Tile([t.regs[0]] * dl.nslots, dl)
     sl = t.layout
-    if not broadcast and (sl.vec, sl.reps) == (dl.vec, dl.reps):
+    if not broadcast and sl.same_slots(dl):
         return Tile(t.regs, dl)                   # same elements in the same slots
 
     def src_flat(idx):

@@ -9,7 +9,8 @@ IR before any LLVM IR is emitted, and printed as the stage ``cuda-plan``.
 The passes, in order: the branch loads hoisted (hoist_loads.py), the cp.async rings of
 dot loops (async_pipeline.prepare: their operand layouts get 16-byte chunks), the
 operand layouts of loop-free dot kernels (rules_mma.widen_operand_chunks), the
-rematerialisation plan of row reductions (remat.py), each ``scf.for``'s strategy
+dim-0-first layouts of tiles accessed along dim 0 and the stores restaged from them
+(dim_order.py), the rematerialisation plan of row reductions (remat.py), each ``scf.for``'s strategy
 (:func:`plan_loop`: the choice among the cp.async ring, the row region and its cp.async
 ring, mma accumulators with rotated loads, or plain code), the vector width of every
 load and store (and, for scattered stores, the move to one element per thread:
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from ...ir import ops
 from . import mma_rows, rows_ring
 from .async_pipeline import _versioned_fallbacks, plan_for, prepare, wants_fresh_tid
+from .dim_order import plan_dim0_layouts
 from .hoist_loads import hoist_branch_loads
 from .pipeline import _PTR_OK, IterSlice, _slice, plan_prefetch
 from .remat import start as remat_start
@@ -101,6 +103,7 @@ class CudaPlan:
     fused: dict = field(default_factory=dict)       # tt.reduce -> later full reductions lowered with it
     a_regs: dict = field(default_factory=dict)      # mma tt.dot -> why its A fragments come from registers
     relayout: dict = field(default_factory=dict)    # tt.store -> (pointer Layout, moved to one element per thread)
+    restaged: dict = field(default_factory=dict)    # tt.store of a dim-0-first tile -> (row-major Layout, width): moved there first
     fresh_tid: set = field(default_factory=set)     # loops whose body reads %tid.x again (around dot loops)
     layouts: dict = field(default_factory=dict)     # shape -> Layout chosen by a pass (not the default)
     hoisted: int = 0                                # branch loads issued before their scf.if
@@ -120,6 +123,8 @@ def plan_kernel(lw) -> CudaPlan:
     before = dict(lw._layouts)
     prepare(lw)                         # the cp.async rings' operand layouts
     widen_operand_chunks(lw)            # loop-free dot kernels: 16-byte operand loads
+    layouts, p.restaged = plan_dim0_layouts(lw)     # tiles accessed along dim 0 (dim_order.py)
+    lw._layouts.update(layouts)
     p.layouts = {s: l for s, l in lw._layouts.items() if before.get(s) is not l}
     attrs = set(lw.kernel.attributes)
     p.remat = remat_start(lw)           # recompute cheap values after reductions (remat.py)
@@ -366,7 +371,8 @@ def print_plan(lw) -> str:
     fallbacks = _versioned_fallbacks(func)
     lines = [f"cuda-plan @{func.name} (sm_{lw.arch}, {lw.num_warps} warps)"]
     for shape, lay in sorted(p.layouts.items(), key=lambda kv: str(kv[0])):
-        lines.append(f"  layout {'x'.join(map(str, shape))}: {lay.vec}-element chunks")
+        lines.append(f"  layout {'x'.join(map(str, shape))}: {lay.vec}-element chunks"
+                     + (" along dim 0, neighbouring threads along dim 0" if lay.dim0_first else ""))
     if p.hoisted:
         lines.append(f"  branch loads hoisted: {p.hoisted}")
     for o in func.walk():
@@ -408,6 +414,9 @@ def print_plan(lw) -> str:
                              "staged transposed for its dots (rules_mma.plan_kmajor_loads)")
             if o in p.relayout and p.relayout[o][1]:
                 lines.append("    scattered: moved to one element per thread first (scatter.py)")
+            if o in p.restaged:
+                lines.append(f"    restaged: moved to the row-major layout through shared memory first, "
+                             f"width {p.restaged[o][1]} there (dim_order.py)")
     if p.remat is not None:
         lines.append(f"  remat: values recomputed after {len(p.remat.plan.points)} reduction(s)"
                      + (f", .minnctapersm {p.min_ctas}" if p.min_ctas else ""))

@@ -36,7 +36,8 @@ def _chunk(lw, op, srcs):
     consecutive elements of one thread, when they lie along the reduction axis (the last):
     a chunk starts at a multiple of ``vec``, so rounds ``s < vec`` pair elements inside it."""
     lay = srcs[0].layout
-    if op.axis != len(op.srcs[0].type.shape) - 1 or any(t.layout != lay for t in srcs):
+    if op.axis != len(op.srcs[0].type.shape) - 1 or any(t.layout != lay for t in srcs) \
+            or getattr(lay, "dim0_first", False):
         return 1
     return lay.vec
 

@@ -208,15 +208,16 @@ def _cmp(lw, op):
 
 def _constant_run(lw, value, lay) -> int:
     """Slots per run of one value in a thread's chunk of ``lay``: the largest power of
-    two dividing both the chunk size and the proved constancy along the last dimension
-    (chunks start at multiples of their size, inside one row).  1 when unknown."""
+    two dividing both the chunk size and the proved constancy along the chunk's dimension
+    (the last; dim 0 in a dim0_first layout: chunks start at multiples of their size, inside one row
+    or column).  1 when unknown."""
     if not lw.tuning.chunk_constant_cmp or lay is None or lay.vec == 1 or lw.facts is None or lw.sanitize \
             or getattr(lw, "in_remat", False):     # (facts of the value, not of its broadcast)
         return 1
     info = lw.axis(value)
     if info is None:
         return 1
-    k = info.constancy[-1]
+    k = info.constancy[0 if lay.dim0_first else -1]     # the chunk's dimension
     step = lay.vec
     while step > 1 and k % step:
         step //= 2

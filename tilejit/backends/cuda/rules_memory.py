@@ -34,6 +34,9 @@ def vector_width(lw, op, ptr_value, mask_value, el) -> int:
     lay = lw.layout(ptr_value.type)
     if lay is None or lay.vec == 1 or not lw.vectorize or lw.sanitize:
         return 1
+    if lay.dim0_first:                  # chunks along dim 0 (dim_order.py)
+        from .dim_order import dim0_width
+        return dim0_width(lw.facts, op, lay.vec) if ptr_value is op.ptr and mask_value is op.mask else 1
     return plan_access(lw.facts, ptr_value, mask_value, CUDA_ACCESS, max_lanes=lay.vec).width
 
 
@@ -240,11 +243,15 @@ def _store(lw, op):
     el = op.ptr.type.element.element
     mty, size = T.mem_type(el), T.mem_size(el)
     w = lw.plan.access[op]              # elements per access (plan.py)
-    ptile = lw.get(op.ptr)
-    lay = ptile.layout
-    ptrs = ptile.regs
-    vals = [_to_mem(lw, v, el) for v in lw.get(op.value).regs]
-    masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
+    restaged = lw.plan.restaged.get(op)
+    if restaged is not None:            # a dim-0-first tile stored along dim 1 (dim_order.py)
+        lay, w, ptrs, vals, masks = _restage(lw, op, *restaged)
+    else:
+        ptile = lw.get(op.ptr)
+        lay = ptile.layout
+        ptrs = ptile.regs
+        vals = [_to_mem(lw, v, el) for v in lw.get(op.value).regs]
+        masks = lw.get(op.mask).regs if op.mask is not None else [None] * len(ptrs)
     if lay is None:   # a scalar store: one thread writes
         masks = [_and(lw, masks[0], lw.b.icmp_unsigned("==", lw.tid, lw.i32(0)))]
     planned = lw.plan.relayout.get(op)  # (layout, decision) planned (plan.py); another layout: none
@@ -270,6 +277,18 @@ def _store(lw, op):
         lw.guarded(cond, st)
     finish(lw)
     return []
+
+
+def _restage(lw, op, lay, w):
+    """(layout, width, pointers, values, masks) of a restaged store in the row-major
+    ``lay``: the value through shared memory (rules_tiles.exchange_2d), the pointer and
+    mask recomputed per slot there (rules_tiles.rematerialize)."""
+    from .rules_tiles import exchange_2d, rematerialize
+    el = op.ptr.type.element.element
+    ptrs = rematerialize(lw, op.ptr, lay=lay)
+    masks = rematerialize(lw, op.mask, lay=lay) if op.mask is not None else [None] * lay.nslots
+    vals = exchange_2d(lw, lw.get(op.value), el, lay).regs
+    return lay, w, ptrs, [_to_mem(lw, v, el) for v in vals], masks
 
 
 def _and(lw, a, b):

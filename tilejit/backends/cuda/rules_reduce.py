@@ -141,7 +141,8 @@ def _row_lanes(op, lay):
     sty = op.src.type
     K = sty.shape[-1]
     if (op.axis != len(sty.shape) - 1 or op.kind not in ("sum", "max", "min", "xor_sum")
-            or sty.element.kind == "bool" or lay is None or not lay.exact or K % lay.vec):
+            or sty.element.kind == "bool" or lay is None or not lay.exact or K % lay.vec
+            or lay.dim0_first):
         return None
     lanes = K // lay.vec
     return lanes if lanes <= 32 and lanes & (lanes - 1) == 0 else None
@@ -194,7 +195,7 @@ def _wide_row_lanes(op, lay):
     sty = op.src.type
     K = sty.shape[-1]
     if (op.axis != len(sty.shape) - 1 or sty.element.kind == "bool"
-            or lay is None or not lay.exact or K % lay.vec):
+            or lay is None or not lay.exact or K % lay.vec or lay.dim0_first):
         return None
     lanes = K // lay.vec
     return lanes if lanes > 32 and lanes % 32 == 0 else None
@@ -266,11 +267,70 @@ def _reduce_wide_rows(lw, op, src: Tile, el, lanes):
     return Tile(regs, out)
 
 
+def _dim0_groups(op, lay):
+    """(L, P) when reducing the last axis of a 2-D dim-0-first tile (layout.py) whose
+    threads cover whole columns: ``L = R / vec`` chunks per column, ``T % L == 0``, so
+    every repetition of a thread holds the same ``vec`` rows and ``P`` threads (or, for
+    ``L < 32``, warps after a butterfly over the lanes of one row) hold a partial of each
+    row (else None)."""
+    sty = op.src.type
+    if (lay is None or not lay.dim0_first or len(sty.shape) != 2 or op.axis != 1 or not lay.exact
+            or op.kind not in ("sum", "max", "min", "xor_sum")):
+        return None
+    L = sty.shape[0] // lay.vec
+    if lay.threads % L or L & (L - 1):
+        return None
+    return L, (lay.threads // L if L >= 32 else lay.threads // 32)
+
+
+def _reduce_dim0_rows(lw, op, src: Tile, el, L, P):
+    """Last-axis reduction of a dim-0-first tile (:func:`_dim0_groups`): each thread
+    combines its repetitions (one row per slot of a chunk), a butterfly over the lanes
+    holding the same rows (``L < 32``), then the ``P`` partials of each row through shared
+    memory, combined in order by every output slot."""
+    kind, lay = op.kind, src.layout
+    R, V = op.src.type.shape[0], lay.vec
+    accs = []
+    for j in range(V):
+        acc = src.regs[j]
+        for r in range(1, lay.reps):
+            acc = combine(lw, kind, el, acc, src.regs[r * V + j])
+        m = L
+        while m < 32:
+            acc = combine(lw, kind, el, acc, lw.shfl_xor(acc, m))
+            m *= 2
+        accs.append(acc)
+    out = lw.layout(op.result.type)
+    mty, size = T.mem_type(el), T.mem_size(el)
+    base = lw.smem(P * R * size)
+    lw.barrier()
+    part = lw.b.udiv(lw.tid, lw.i32(L)) if L >= 32 else lw.warp
+    row0 = lw.b.mul(lw.b.urem(lw.tid, lw.i32(L)), lw.i32(V))
+    first = lw.b.add(lw.b.mul(part, lw.i32(R)), row0)
+
+    def write():
+        for j, v in enumerate(accs):
+            a = lw.smem_addr(base, lw.b.mul(lw.b.add(first, lw.i32(j)), lw.i32(size)))
+            lw.b.store(_mem(lw, v), a).align = size
+    lw.guarded(None if L >= 32 else lw.b.icmp_unsigned("<", lw.lane, lw.i32(L)), write)
+    lw.barrier()
+    regs = []
+    for s in range(out.nslots):
+        i = lw.elem_index(out, s)
+        level = []
+        for p in range(P):
+            x = lw.b.load(lw.smem_addr(base, lw.b.mul(lw.b.add(i, lw.i32(p * R)), lw.i32(size))), typ=mty)
+            x.align = size
+            level.append(_reg(lw, x, T.llvm_type(el)))
+        regs.append(_pairwise(lw, kind, el, level))
+    return Tile(regs, out)
+
+
 def reduce_strategy(lw, op, lay):
     """How ``op`` (a tt.reduce of a tile in layout ``lay``) is lowered: ``(strategy, lanes)``
     with strategy 'whole block' (_reduce_all, siblings fused), 'row lanes' (_reduce_rows:
-    ``lanes`` lanes per row), 'wide rows' (_reduce_wide_rows) or 'general' (through shared
-    memory) -- the planner's decision (plan.py: ``lw.plan.reductions``)."""
+    ``lanes`` lanes per row), 'wide rows' (_reduce_wide_rows), 'dim-0 rows'
+    (_reduce_dim0_rows) or 'general' (through shared memory) -- the planner's decision (plan.py: ``lw.plan.reductions``)."""
     if _whole(lw, op):
         return "whole block", None
     lanes = _row_lanes(op, lay)
@@ -279,6 +339,8 @@ def reduce_strategy(lw, op, lay):
     lanes = _wide_row_lanes(op, lay) if lw.tuning.row_butterflies else None
     if lanes is not None:
         return "wide rows", lanes
+    if _dim0_groups(op, lay) is not None:
+        return "dim-0 rows", None
     return "general", None
 
 
@@ -291,6 +353,8 @@ def _reduce_axis(lw, op, src: Tile, el, how):
         return _reduce_rows(lw, op, src, el, lanes)
     if strategy == "wide rows":
         return _reduce_wide_rows(lw, op, src, el, lanes)
+    if strategy == "dim-0 rows":
+        return _reduce_dim0_rows(lw, op, src, el, *_dim0_groups(op, src.layout))
     arg = kind in ("argmax", "argmin")
     mty, size = T.mem_type(el), T.mem_size(el)
     K = sty.shape[axis]

@@ -50,7 +50,7 @@ def _same_elements(lw, op):
     lay = lw.layout(ty)
     if src.layout is None:
         return [Tile([src.regs[0]] * lay.nslots, lay)]
-    if (src.layout.vec, src.layout.reps) == (lay.vec, lay.reps):    # the same slot -> element map
+    if src.layout.same_slots(lay):        # the same slot -> element map
         return [Tile(src.regs, lay)]
     # the chunk width follows the last dimension ([8, 16] -> [8, 8, 2] halves it), so the
     # slots hold other elements: keep the row-major order through shared memory
@@ -83,6 +83,53 @@ def exchange(lw, src: Tile, src_ty, dst_ty, src_flat_of):
         v.align = size
         regs.append(lw.b.icmp_unsigned("!=", v, ir.Constant(T.I8, 0)) if T.llvm_type(el) == T.I1 else v)
     return Tile(regs, lay)
+
+
+def exchange_2d(lw, src: Tile, el, lay):
+    """``src`` (a 2-D tile) in layout ``lay`` of the same shape, through shared memory whose
+    rows are padded by one element: a dim-0-first tile's column writes and a row-major
+    tile's row reads then hit distinct banks (unpadded rows of 32 words or a multiple put
+    a warp's column on one bank)."""
+    R, C = src.layout.shape
+    mty, size = T.mem_type(el), T.mem_size(el)
+    pitch = C + 1
+    base = lw.smem(R * pitch * size)
+
+    def addr(layout, s):
+        i, k = _coords(lw, layout, s)
+        return lw.smem_addr(base, lw.b.mul(lw.b.add(lw.b.mul(i, lw.i32(pitch)), k), lw.i32(size)))
+    lw.barrier()
+    for s, v in enumerate(src.regs):
+        v = lw.b.zext(v, T.I8) if mty == T.I8 and v.type == T.I1 else v
+        lw.b.store(v, addr(src.layout, s)).align = size
+    lw.barrier()
+    regs = []
+    for s in range(lay.nslots):
+        v = lw.b.load(addr(lay, s), typ=mty)
+        v.align = size
+        regs.append(lw.b.icmp_unsigned("!=", v, ir.Constant(T.I8, 0)) if T.llvm_type(el) == T.I1 else v)
+    return Tile(regs, lay)
+
+
+def _coords(lw, lay, s):
+    """(row, column) of slot ``s`` of the 2-D layout ``lay``: where every repetition of the
+    threads covers whole rows (columns for a dim-0-first layout), a per-thread part read
+    once plus constants (so shared-memory addresses are a register plus an immediate);
+    else from the slot's flat index."""
+    R, C = lay.shape
+    inner = R if lay.dim0_first else C
+    T_, V = lay.threads, lay.vec
+    if not lay.exact or (T_ * V) % inner:
+        return lw.multi_index((R, C), lw.elem_index(lay, s))
+    key = (lay, "coords", lw.b.block)
+    if key not in lw._slot_index:       # tid*V = q*inner + a: the thread's first element
+        tv = lw.b.mul(lw.tid, lw.i32(V))
+        lw._slot_index[key] = (lw.b.urem(tv, lw.i32(inner)), lw.b.udiv(tv, lw.i32(inner)))
+    a, q = lw._slot_index[key]
+    r, j = divmod(s, V)                 # element (r*T + t)*V + j; V divides inner
+    a = lw.b.add(a, lw.i32(j)) if j else a
+    q = lw.b.add(q, lw.i32(r * T_ * V // inner)) if r else q
+    return (a, q) if lay.dim0_first else (q, a)
 
 
 @RULES.register(ops.BroadcastOp)
@@ -192,7 +239,7 @@ def can_rematerialize(lw, value, trans: bool = False) -> bool:
     return _remat_plan(lw, value, trans) is not None
 
 
-def rematerialize(lw, value, trans: bool = False, at=None):
+def rematerialize(lw, value, trans: bool = False, at=None, lay=None):
     """Registers of ``value`` (a broadcast result) in its blocked layout, recomputed
     per slot from its definition -- aranges, constants, scalars and pure elementwise
     ops under broadcasts/expand_dims -- instead of moved through shared memory; the
@@ -202,7 +249,9 @@ def rematerialize(lw, value, trans: bool = False, at=None):
     (slot ``s`` holds element ``(j, i)`` where that layout's slot ``s`` is ``(i, j)``).
     ``at = (shape, dims)``: ``value`` placed in the blocked layout of ``shape``, its dim
     ``k`` following the destination dim ``dims[k]`` (None: index 0), as a chain of
-    expand_dims / broadcast / transposes would place it (pipeline.IterSlice's leaves)."""
+    expand_dims / broadcast / transposes would place it (pipeline.IterSlice's leaves).
+    ``lay``: another layout of that shape to compute it in (a restaged store's
+    row-major one, dim_order.py)."""
     ty = value.type
     if at is not None:
         shape, dims = tuple(at[0]), tuple(at[1])
@@ -212,7 +261,7 @@ def rematerialize(lw, value, trans: bool = False, at=None):
     plan = _remat_plan(lw, value, trans, dims)
     if plan is None:
         return None
-    lay = lw.layout(shape)
+    lay = lay or lw.layout(shape)
     idx = [lw.multi_index(shape, lw.elem_index(lay, s)) for s in range(lay.nslots)]
     got = {}
     saved = {}
