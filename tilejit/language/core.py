@@ -310,8 +310,11 @@ class tensor:  # noqa: N801  (Triton's name)
     __rxor__ = _binop("xor_", True)
     __lshift__ = _binop("shl")
     __rlshift__ = _binop("shl", True)
-    __rshift__ = _binop("shr")
-    __rrshift__ = _binop("shr", True)
+    def __rshift__(self, other):     # Triton: arithmetic iff this operand is signed
+        return _sem().shr(self, _unwrap(other), arithmetic=self.dtype.is_int_signed())
+
+    def __rrshift__(self, other):
+        return _sem().shr(_unwrap(other), self, arithmetic=self.dtype.is_int_signed())
 
     def __pow__(self, other):
         raise TypeError("** is only supported on tl.constexpr values; use tl.math functions for tensors")
