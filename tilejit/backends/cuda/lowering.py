@@ -346,6 +346,7 @@ def lower_kernel(func, arch: int, num_warps: int = 4, facts=None, vectorize=True
     from . import rules_elementwise, rules_memory, rules_tiles, rules_reduce, rules_control  # noqa: F401
     from . import rules_atomic, rules_inline_asm  # noqa: F401
     from . import rules_combine_reduce  # noqa: F401  (tt.combine_reduce)
+    from . import rules_gather  # noqa: F401  (tt.gather, tt.histogram)
     lw = Lowering(func, arch, num_warps, facts, vectorize, sanitize, tuning, fp_fusion, reflect_ftz)
     lw.text = lw.lower()
     return lw
