@@ -278,6 +278,8 @@ def classify(excinfo) -> str:
     line = (frames[-1].line or "") if frames else ""
     if _asserts_code_text(excinfo, line):
         return "code_text"
+    if any(m in inner for m in WRONG_RESULT_MODULES):
+        return "wrong_result"  # numpy/torch compared values (their line reads ``raise ...(msg)``)
     if any(m in line for m in _MESSAGE_CHECK) or line.strip().startswith("assert False") \
             or _compares_child_output(excinfo):
         return "fail"

@@ -67,3 +67,20 @@ def test_child_output_comparison_is_fail():
         outs = proc.stdout.decode().splitlines()
         assert all(line in expected for line in outs)
     assert plugin.classify(_raised(check)) == "fail"
+
+
+@pytest.mark.parametrize("compare", ["numpy_allclose", "numpy_equal", "torch_close"])
+def test_value_comparison_helpers_are_wrong_result(compare):
+    """numpy's and torch's testing helpers raise from a line reading ``raise ...(msg)``:
+    still a comparison of computed values (test_shift_op's was counted a failure)."""
+    import numpy as np
+
+    def check():
+        if compare == "numpy_allclose":
+            np.testing.assert_allclose(np.array([1.0, 2.0]), np.array([1.0, 3.0]), err_msg="x >> y")
+        elif compare == "numpy_equal":
+            np.testing.assert_array_equal(np.array([1, 2]), np.array([1, 3]))
+        else:
+            torch = pytest.importorskip("torch")
+            torch.testing.assert_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 3.0]))
+    assert plugin.classify(_raised(check)) == "wrong_result"

@@ -3,8 +3,8 @@
     cd <liger-kernel-0.8.5 sdist> && python -m pytest -p tests.liger.plugin \
         --conformance-backend cpu --conformance-sample 10 --conformance-log out.jsonl test/transformers
 
-(``scripts/liger_tests.py`` drives it.)  The alias is installed when pytest loads this
-plugin, before Liger's conftest, ``test/utils.py``, torch, transformers or liger_kernel
+(``scripts/liger_tests.py`` drives it.)  The alias is installed before pytest loads
+Liger's conftest (``pytest_load_initial_conftests``), before ``test/utils.py``, torch, transformers or liger_kernel
 are imported; child processes a test starts get it through a ``sitecustomize``.  Liger's
 tests pick their device with ``liger_kernel.utils.infer_device()``: ``cpu`` on a machine
 without a GPU, ``cuda`` on one (run with ``--conformance-backend cuda`` there).  Nothing
@@ -33,6 +33,21 @@ pytest_runtest_makereport = conformance.pytest_runtest_makereport
 def liger_test_root(config) -> Path:
     """Liger's ``test/`` folder: the rootdir's (the sdist's pyproject.toml sets it)."""
     return Path(str(config.rootpath)) / "test"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """The alias, before Liger's ``test/conftest.py`` is imported (pytest loads it before
+    ``pytest_configure``): that conftest imports ``liger_kernel``, hence ``torch._dynamo``
+    and ``torch._inductor``, which probe for Triton once at import (Inductor's
+    ``AttrsDescriptor`` choice, its compile threads).  Probed without the alias, Inductor's
+    kernels for ``torch.compile`` named an ``AttrsDescriptor`` they never imported (a
+    NameError on cpu; on a machine with Triton installed, the real Triton's modules mixed
+    with the alias): Liger's chunked losses under ``torch.compile`` failed."""
+    ns = early_config.known_args_namespace
+    if getattr(ns, "conformance_log", "") and getattr(ns, "conformance_backend", "cpu") != "triton":
+        import tilejit.compat
+        tilejit.compat.install_triton_alias()
 
 
 def pytest_configure(config):

@@ -144,6 +144,12 @@ def _atomic(op, ctx, exact):
     return _unknown_like(op)
 
 
+@AXIS_RULES.register(ops.GatherOp, ops.HistogramOp)
+def _gathered(op, ctx, exact):
+    """Gathered elements and histogram counts: nothing known."""
+    return _unknown_like(op)
+
+
 @AXIS_RULES.register(ops.ReduceOp)
 def _reduce(op, ctx, exact):
     A = ctx.axis(op.src)

@@ -331,6 +331,20 @@ def _inline_asm(op, ctx):
     return [type_range(r.type) for r in op.results]
 
 
+@RANGE_RULES.register(ops.GatherOp)
+def _gather(op, ctx):
+    """Elements of ``src``, or 0 for an index out of range."""
+    if not is_int_type(op.result.type):
+        return [None]
+    a = ctx.range(op.src)
+    return [type_range(op.result.type) if a is None else (min(a[0], 0), max(a[1], 0))]
+
+
+@RANGE_RULES.register(ops.HistogramOp)
+def _histogram(op, ctx):
+    return [(0, op.src.type.numel)]
+
+
 @RANGE_RULES.register(ops.ReduceOp)
 def _reduce(op, ctx):
     ty = op.result.type

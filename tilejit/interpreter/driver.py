@@ -15,6 +15,7 @@ from .rules import RULES
 from . import rules_tile  # noqa: F401  (registers the tile rules)
 from . import rules_atomic  # noqa: F401  (registers the atomic rules)
 from . import rules_combine  # noqa: F401  (registers tt.combine_reduce)
+from . import rules_gather  # noqa: F401  (registers tt.gather, tt.histogram)
 
 
 class _Return(Exception):

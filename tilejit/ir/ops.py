@@ -497,6 +497,50 @@ class CombineReduceOp(Op):
             raise ValueError("tt.combine_reduce of pointers is not supported")
 
 
+class GatherOp(Op):
+    """``out[..., i, ...] = src[..., index[..., i, ...], ...]`` along ``axis``: ``index``
+    (any integer type) has ``src``'s shape except along ``axis``, the result ``index``'s
+    shape and ``src``'s element type.  An index outside ``[0, src.shape[axis])`` gives 0
+    (Triton leaves it undefined).  Bit-exact (no arithmetic on the values)."""
+    name = "tt.gather"
+    OPERANDS = ("src", "index")
+    ATTRS = ("axis",)
+    TRAITS = frozenset({"pure"})
+
+    @classmethod
+    def infer_types(cls, operands, attrs):
+        return [TileType(operands["src"].type.element, operands["index"].type.shape)]
+
+    def verify(self):
+        s, i, ax = self.src.type.shape, self.index.type.shape, self.axis
+        if len(s) != len(i) or not 0 <= ax < len(s) or \
+                any(a != b for d, (a, b) in enumerate(zip(s, i)) if d != ax):
+            raise ValueError(f"tt.gather: index shape {i} does not fit src shape {s} along axis {ax}")
+        if not self.index.type.element.is_int() or self.src.type.element.is_ptr():
+            raise ValueError("tt.gather needs integer indices and a non-pointer source")
+
+
+class HistogramOp(Op):
+    """int32 counts ``out[b]`` (``b < num_bins``) of the elements of the 1-d integer tile
+    ``src`` equal to ``b`` where ``mask`` holds (a 1-d int1 tile of ``src``'s shape, or
+    absent); other values are not counted."""
+    name = "tt.histogram"
+    OPERANDS = ("src", "mask?")
+    ATTRS = ("num_bins",)
+    TRAITS = frozenset({"pure"})
+
+    @classmethod
+    def infer_types(cls, operands, attrs):
+        return [TileType(int32, (attrs["num_bins"],))]
+
+    def verify(self):
+        t = self.src.type
+        if len(t.shape) != 1 or not t.element.is_int():
+            raise ValueError(f"tt.histogram needs a 1-d integer tile, got {t}")
+        if self.mask is not None and (self.mask.type.shape != t.shape or not self.mask.type.element.is_bool()):
+            raise ValueError(f"tt.histogram: mask {self.mask.type} does not fit {t}")
+
+
 class DotOp(Op):
     """``a @ b + acc`` for 2-D tiles; result has acc's type."""
     name = "tt.dot"

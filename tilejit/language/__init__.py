@@ -3,7 +3,7 @@
 dtypes and ``constexpr`` come from ``core``; builtins from ``standard`` and ``math``;
 Philox random numbers from ``random``.  Type and shape rules live in ``semantic``.
 """
-from .core import (constexpr, const, tensor, dtype, pointer_type, block_type, void, int1, int8, int16, int32,
+from .core import (constexpr, const, tensor, dtype, pointer_type, pi32_t, block_type, void, int1, int8, int16, int32,
                    int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64,
                    float8e5, float8e4nv, float8e4b15, float8e4b8, float8e5b16, is_builtin, PropagateNan,
                    constexpr_type)

@@ -190,6 +190,7 @@ class PropagateNan:
 
 
 pointer_type = PointerType      # tl.pointer_type(tl.float32); isinstance(x.dtype, tl.pointer_type)
+pi32_t = PointerType(int32)     # Triton's name for a pointer to int32 (``x.to(tl.pi32_t)``)
 
 
 def str_to_ty(name, c=None):
@@ -310,8 +311,11 @@ class tensor:  # noqa: N801  (Triton's name)
     __rxor__ = _binop("xor_", True)
     __lshift__ = _binop("shl")
     __rlshift__ = _binop("shl", True)
-    __rshift__ = _binop("shr")
-    __rrshift__ = _binop("shr", True)
+    def __rshift__(self, other):     # Triton: arithmetic iff this operand is signed
+        return _sem().shr(self, _unwrap(other), arithmetic=self.dtype.is_int_signed())
+
+    def __rrshift__(self, other):
+        return _sem().shr(_unwrap(other), self, arithmetic=self.dtype.is_int_signed())
 
     def __pow__(self, other):
         raise TypeError("** is only supported on tl.constexpr values; use tl.math functions for tensors")
@@ -444,7 +448,7 @@ def tensor_member(fn):
     return fn
 
 
-__all__ = ["constexpr", "tensor", "dtype", "pointer_type", "block_type", "builtin", "is_builtin",
+__all__ = ["constexpr", "tensor", "dtype", "pointer_type", "pi32_t", "block_type", "builtin", "is_builtin",
            "current_builder", "building", "PropagateNan", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
            "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "float8e5", "float8e4nv",
            "float8e4b15", "float8e4b8", "float8e5b16", "ALL_DTYPES", "void"]

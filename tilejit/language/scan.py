@@ -9,13 +9,14 @@
   output is its exclusive prefix combined with its element.  O(n) work, O(log n)
   ops.  ``reverse`` runs the same recursion mirrored, without flips (flips and
   shifts built of splits made the IR so large that LLVM took minutes at n = 1024).
-* ``histogram``: counts by comparison against every bin (O(n * bins)).
+* ``histogram`` and ``gather``: one op each (``tt.histogram``, ``tt.gather``).
 
 Combine functions here are Python callables ``combine(a: tuple, b: tuple) -> tuple``;
 the frontend wraps a user ``@jit`` function into one.
 """
 from __future__ import annotations
 
+from ..ir import ops
 from ..ir.types import int1, int32
 from . import core, nonpow2
 from . import semantic as sem
@@ -269,16 +270,11 @@ def histogram(input, num_bins, mask=None):
         raise TypeError(f"histogram needs a 1-d integer tile, got {x.type}")
     num_bins = core._unwrap(num_bins)
     st.validate_block_shape((num_bins,), "num_bins")
-    n = x.shape[0]
-    xs = st.broadcast_impl_shape(st.expand_dims(x, 1), (n, num_bins))
-    bins = st.broadcast_impl_shape(st.expand_dims(st.arange(0, num_bins), 0), (n, num_bins))
-    hit = sem.compare(xs, sem.cast(bins, x.dtype) if x.dtype != int32 else bins, "eq")
+    m = None
     if mask is not None:
         m = sem.to_tensor(mask)
-        m = m if m.dtype.is_bool() else sem.cast(m, int1)
-        hit = sem.logical_and(hit, st.broadcast_impl_shape(st.expand_dims(st.broadcast_impl_shape(m, (n,)), 1),
-                                                            (n, num_bins)))
-    return st.reduce(sem.cast(hit, int32), 0, "sum")
+        m = st.broadcast_impl_shape(m if m.dtype.is_bool() else sem.cast(m, int1), x.shape)
+    return sem._emit(ops.HistogramOp, src=x.handle, mask=None if m is None else m.handle, num_bins=num_bins)
 
 
 @core.tensor_member
@@ -286,8 +282,7 @@ def histogram(input, num_bins, mask=None):
 def gather(src, index, axis):
     """``out[..., i, ...] = src[..., index[..., i, ...], ...]`` along ``axis``; ``index``
     (integers) has ``src``'s shape except along ``axis``.  Bit-exact; out-of-range
-    indices give 0.  O(len(index) * len(src)) work along the axis."""
-    from ..ir import ops
+    indices give 0."""
     src, index = sem.to_tensor(src), sem.to_tensor(index)
     rank = len(src.shape)
     if rank == 0 or len(index.shape) != rank:
@@ -301,18 +296,7 @@ def gather(src, index, axis):
         raise TypeError(f"gather index must be integers, got {index.dtype}")
     if src.dtype.is_ptr():
         raise TypeError("gather of a tile of pointers is not supported")
-    n, m = src.shape[axis], index.shape[axis]
-    shape3 = index.shape[:axis] + (m, n) + index.shape[axis + 1:]
-    ity = int32 if src.dtype.is_bool() else st._int_of(src.dtype)
-    bits = sem.cast(src, ity) if src.dtype.is_bool() else (src if src.dtype == ity else sem.bitcast(src, ity))
-    wide = st.broadcast_impl_shape(st.expand_dims(bits, axis), shape3)
-    idx = st.broadcast_impl_shape(st.expand_dims(sem.cast(index, int32), axis + 1), shape3)
-    hit = sem.compare(idx, st._axis_index(shape3, axis + 1), "eq")
-    part = st.where(hit, wide, sem.scalar_constant(0, ity, shape3))
-    r = sem._emit(ops.ReduceOp, src=part.handle, kind="xor_sum", axis=axis + 1)
-    if src.dtype.is_bool():
-        return sem.cast(r, int1)
-    return r if src.dtype == ity else sem.bitcast(r, src.dtype)
+    return sem._emit(ops.GatherOp, src=src.handle, index=index.handle, axis=axis)
 
 
 __all__ = ["reduce_tree", "scan", "cumprod", "associative_scan", "histogram", "gather"]

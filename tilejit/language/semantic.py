@@ -479,12 +479,20 @@ def shl(input, other):
     return _emit(ops.ShlOp, lhs=input.handle, rhs=other.handle)
 
 
-def shr(input, other):
-    """Arithmetic shift for signed, logical for unsigned types."""
+def shr(input, other, arithmetic=None):
+    """Right shift in the operands' promoted type: arithmetic for signed, logical for
+    unsigned types, unless ``arithmetic`` says which.  Triton's ``x >> y`` decides by the
+    signedness of ``x`` before promotion (``x.__rshift__``; for ``c >> x`` with ``c`` not a
+    tensor, by ``x``'s): an int8 shifted by a uint16 shifts arithmetically in uint16."""
     input, other = bitwise_op_type_checking_impl(input, other)
     if input.dtype.is_bool():
         raise TypeError("cannot shift int1 values")
-    return _emit(ops.ShrOp, lhs=input.handle, rhs=other.handle)
+    ty = input.dtype
+    if arithmetic is None or arithmetic == ty.is_int_signed():
+        return _emit(ops.ShrOp, lhs=input.handle, rhs=other.handle)
+    flipped = DType(("int" if arithmetic else "uint") + str(ty.int_bitwidth))
+    out = _emit(ops.ShrOp, lhs=bitcast(input, flipped).handle, rhs=bitcast(other, flipped).handle)
+    return bitcast(out, ty)
 
 
 def plus(input):

@@ -180,10 +180,12 @@ def permute(input, dims):
 
 def trans(input, dims=()):
     input = to_tensor(input)
-    if not dims:
-        if len(input.shape) != 2:
-            raise ValueError(f"trans() without dims needs a 2-d tensor, got shape {list(input.shape)}")
-        dims = (1, 0)
+    if not dims:        # Triton: the last two axes swapped (a batched 2-d transpose)
+        n = len(input.shape)
+        if n < 2:
+            raise ValueError(f"trans() without dims needs a tensor of 2 or more dimensions, got shape "
+                             f"{list(input.shape)}")
+        dims = tuple(range(n - 2)) + (n - 1, n - 2)
     return permute(input, dims)
 
 
@@ -391,10 +393,12 @@ _BF16_SPLITS = {"bf16x3": (2, ((1, 0), (0, 1), (0, 0))),
 def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
         out_dtype=float32):
     a, b = to_tensor(a), to_tensor(b)
+    if len(a.shape) == len(b.shape) >= 4:
+        return _flattened_batch_dot(a, b, acc, (input_precision, allow_tf32, max_num_imprecise_acc, out_dtype))
     if len(a.shape) == 3 and len(b.shape) == 3:
         return _batched_dot(a, b, acc, (input_precision, allow_tf32, max_num_imprecise_acc, out_dtype))
     if len(a.shape) != 2 or len(b.shape) != 2:
-        raise ValueError(f"dot needs 2-d operands (or 3-d: a batch), got shapes {list(a.shape)} and "
+        raise ValueError(f"dot needs 2-d operands (or of one rank > 2: a batch), got shapes {list(a.shape)} and "
                          f"{list(b.shape)}")
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"dot: first input shape {list(a.shape)} and second input shape {list(b.shape)} "
@@ -495,6 +499,25 @@ def _batched_dot(a, b, acc, options):
             raise ValueError(f"dot accumulator shape {list(acc.shape)} != {[nb, m, n]}")
     return stack_batch([dot(_batch_item(a, i), _batch_item(b, i), None if acc is None else _batch_item(acc, i),
                             *options) for i in range(nb)])
+
+
+def _flattened_batch_dot(a, b, acc, options):
+    """``[..., M, K] @ [..., K, N]`` with two or more batch dimensions: as Triton does, the
+    batch dimensions flattened into one, a 3-d dot, the result reshaped back."""
+    if a.shape[:-2] != b.shape[:-2]:
+        raise ValueError(f"dot: batch shapes differ: shapes {list(a.shape)} and {list(b.shape)}")
+    lead = a.shape[:-2]
+    nb = 1
+    for d in lead:
+        nb *= d
+    out_shape = lead + (a.shape[-2], b.shape[-1])
+    if acc is not None:
+        acc = to_tensor(acc)
+        if acc.shape != out_shape:
+            raise ValueError(f"dot accumulator shape {list(acc.shape)} != {list(out_shape)}")
+        acc = reshape(acc, (nb,) + out_shape[-2:])
+    r = _batched_dot(reshape(a, (nb,) + a.shape[-2:]), reshape(b, (nb,) + b.shape[-2:]), acc, options)
+    return reshape(r, out_shape)
 
 
 def stack_batch(items):

@@ -309,4 +309,5 @@ def _hint(ctx, op):
 from . import lower_mem, lower_reduce, lower_dot, lower_cf  # noqa: E402,F401
 from . import lower_atomic  # noqa: E402,F401
 from . import lower_combine_reduce  # noqa: E402,F401
+from . import lower_gather  # noqa: E402,F401
 from .lower_dot import fold_add_into_dot  # noqa: E402

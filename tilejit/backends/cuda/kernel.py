@@ -6,7 +6,8 @@ region's ops by ``mma_rows.lower_region``), then caps the registers
 from __future__ import annotations
 
 from . import (rules_atomic, rules_combine_reduce, rules_control, rules_elementwise,  # noqa: F401
-               rules_inline_asm, rules_memory, rules_reduce, rules_tiles)             # (they register)
+               rules_gather, rules_inline_asm, rules_memory, rules_reduce,            # (they register)
+               rules_tiles)
 from .lowering import Lowering, Tile
 from .mma_rows import TransposedLayout, lower_region, transposed_to_flat
 from .occupancy import cap_registers
