@@ -20,7 +20,7 @@ from tests.e2e.test_ring_computed_pointers import attn_fwd  # noqa: F401
 # CAP-LABEL: cuda-plan @attn_fwd (sm_90, 8 warps)
 # CAP: scf.for at {{.*}}: row ring
 # Under the cap the first dot stays in its iteration (its wgmma waited for before the softmax).
-# CAP: row ring: 3 stages of 16384 B, 2 ahead{{$}}
+# CAP: row ring: 3 stages of 16384 B, 2 ahead, last dot in flight over the loop edge
 # CAP-NEXT: copy: {{.*}} K-major (64, 64), 8 x 2 B per cp.async, wgmma
 # CAP-NEXT: copy: {{.*}} N-major (64, 64), 8 x 2 B per cp.async, wgmma
 # CAP: register cap: .maxnreg 128 (two CTAs per SM; occupancy.py)

@@ -53,8 +53,9 @@ def scatter_store(x_ptr, y_ptr, R: tl.constexpr, C: tl.constexpr, W: tl.constexp
 
 
 # CHECK-LABEL: cuda-plan @transpose_copy (sm_90, 4 warps)
-# CHECK-NEXT: tt.load <64x32xfp32> at lowering_choices.py:23:27: width 1
-# CHECK-NEXT: tt.store <64x32xfp32> at lowering_choices.py:23:4: width 1
+# CHECK-NEXT: layout 64x32: 4-element chunks along dim 0, neighbouring threads along dim 0
+# CHECK-NEXT: tt.load <64x32xfp32> at lowering_choices.py:23:27: width 4
+# CHECK-NEXT: tt.store <64x32xfp32> at lowering_choices.py:23:4: width 4
 # CHECK-NOT: transposed
 
 # ROWS-LABEL: cuda-plan @row_sums (sm_90, 4 warps)
