@@ -115,3 +115,48 @@ def test_inductor_transpose(backend, switches, rng, XS, YS, block):
     grid = (tilejit.cdiv(XS, block), tilejit.cdiv(YS, block))
     clone_t[grid](x, y, YS, XS, YS=YS, XS=XS, YBLOCK=block, XBLOCK=block)
     np.testing.assert_array_equal(y, x.T * 2)
+
+
+@tilejit.jit
+def _nan_max(a, b):                 # Inductor's triton_helpers.maximum: NaN propagates
+    mask = a > b
+    mask |= a != a
+    return tl.where(mask, a, b)
+
+
+@tilejit.jit
+def _add(a, b):
+    return a + b
+
+
+@tilejit.jit
+def nan_amax_cumsum_mid(in_ptr, max_ptr, cum_ptr, xnumel: tl.constexpr, C: tl.constexpr, N: tl.constexpr,
+                        XBLOCK: tl.constexpr, R0_BLOCK: tl.constexpr):
+    """Inductor's amax (``max2``: NaN-propagating) over the middle axis of [B, N, C], and a
+    cumsum along the loaded tile's axis 1 (N <= R0_BLOCK: one block)."""
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    r0 = tl.arange(0, R0_BLOCK)[None, :]
+    rmask = r0 < N
+    x0 = xindex % C
+    x1 = xindex // C
+    t = tl.load(in_ptr + (x0 + C * r0 + (C * N) * x1), rmask & xmask, other=float("-inf"))
+    m = tl.reduce(t, 1, _nan_max)[:, None]
+    tl.store(max_ptr + xindex, m, xmask)
+    (c,) = tl.associative_scan((tl.where(rmask, t, 0.0),), 1, _add)
+    tl.store(cum_ptr + (r0 + N * xindex), c, rmask & xmask)
+
+
+@pytest.mark.parametrize("B,N,C,xblock", [(2, 16, 65, 64), (3, 13, 40, 32)])
+def test_nan_max_and_cumsum_middle_axis(backend, switches, rng, B, N, C, xblock):
+    x = rng.standard_normal((B, N, C)).astype(np.float32)
+    x[0, 3, 5] = np.nan                                      # one NaN: that output is NaN
+    x[1, :, 7] = np.nan                                      # a whole column of NaNs
+    mx = np.zeros(B * C, np.float32)
+    cum = np.zeros((B * C, N), np.float32)
+    rb = 1 << (N - 1).bit_length()
+    nan_amax_cumsum_mid[(tilejit.cdiv(B * C, xblock),)](x, mx, cum, B * C, C, N, XBLOCK=xblock, R0_BLOCK=rb)
+    want = np.where(np.isnan(x).any(1), np.nan, np.nanmax(np.where(np.isnan(x), -np.inf, x), 1)).reshape(-1)
+    np.testing.assert_array_equal(mx, want.astype(np.float32))
+    wc = np.cumsum(x.astype(np.float64).transpose(0, 2, 1), axis=2).reshape(B * C, N)
+    np.testing.assert_allclose(cum, wc, rtol=1e-5, atol=1e-5, equal_nan=True)

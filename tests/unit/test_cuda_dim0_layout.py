@@ -116,3 +116,46 @@ def test_transpose_with_unaligned_rows_keeps_blocked_layout():
     """The store cannot move vectors (row stride not known 16-byte aligned): restaging
     would not pay, so the tile keeps the blocked layout."""
     assert DIM0 not in _transpose_kernel("fp32", aligned=False).asm["cuda-plan"]
+
+
+def _backward_branches(ptx):
+    import re
+    seen, n = set(), 0
+    for line in ptx.splitlines():
+        m = re.match(r"^(\$\w+):", line.strip())
+        if m:
+            seen.add(m.group(1))
+        b = re.search(r"bra(?:\.uni)?\s+(\$\w+);", line)
+        if b and b.group(1) in seen:
+            n += 1
+    return n
+
+
+def test_invariant_mask_loop_takes_tritons_llvm_pipeline():
+    """Loads masked by ``r0_mask & xmask`` (xmask computed before the loop): LLVM O3 runs
+    without the NVPTX target machine (llvm_pipeline.py), which splits the loop on xmask --
+    two loops in the PTX, one whose loads ptxas can unroll; the NVPTX pipeline keeps one."""
+    sig, cex = {"in_ptr": "*fp32", "max_ptr": "*fp32", "sum_ptr": "*fp32"}, dict(AMAX[1], XBLOCK=64, R0_BLOCK=4)
+    k = tilejit.compile(amax_mid, signature=sig, constexprs=cex, divisible_by_16=tuple(sig), target="cuda:90",
+                        num_warps=8)
+    assert "llvm: a masked load in a loop" in k.asm["cuda-plan"]
+    assert _backward_branches(k.asm["ptx"]) == 2
+    with cuda_tuning(triton_llvm_pipeline=False):
+        k = tilejit.compile(amax_mid, signature=sig, constexprs=cex, divisible_by_16=tuple(sig), target="cuda:90",
+                            num_warps=8)
+    assert "llvm:" not in k.asm["cuda-plan"] and _backward_branches(k.asm["ptx"]) == 1
+
+
+def test_loop_variant_mask_keeps_nvptx_pipeline():
+    """A row loop masked by ``cols < n`` only (Liger's, the tutorials'): nothing to split on."""
+    plan = _plan(_col_mean_rows, {"X": "*fp32", "Y": "*fp32", "n": "i32"}, {"B": 256})
+    assert "llvm:" not in plan
+
+
+@tilejit.jit
+def _col_mean_rows(X, Y, n, B: tl.constexpr):
+    acc = tl.zeros([B], tl.float32)
+    for start in range(0, n, B):
+        cols = start + tl.arange(0, B)
+        acc += tl.load(X + tl.program_id(0) * n + cols, cols < n, other=0.0)
+    tl.store(Y + tl.program_id(0), tl.sum(acc, 0))

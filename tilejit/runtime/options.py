@@ -69,6 +69,7 @@ class CudaTuning:
     row_butterflies: bool = True        # last-axis reductions of one-row blocks / rows over whole warps: butterflies
     dim0_layouts: bool = True           # 2-D tiles whose accesses move along dim 0: neighbouring threads along dim 0 (dim_order.py)
     dim0_row_stores: bool = True        # with them, a store moving along dim 1 (a transpose) restaged row-major through shared memory
+    triton_llvm_pipeline: bool = True   # kernels with masked loads in loops (no dots): LLVM O3 without the NVPTX target, as Triton
     # remat.py
     remat_reductions: bool = True       # cheap values recomputed after reductions instead of kept live
     remat_occupancy: bool = True        # such a plan with room: ask ptxas for 2 CTAs per SM (.minnctapersm 2)

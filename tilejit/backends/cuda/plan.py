@@ -36,6 +36,7 @@ from . import mma_rows, rows_ring
 from .async_pipeline import _versioned_fallbacks, plan_for, prepare, wants_fresh_tid
 from .dim_order import plan_dim0_layouts
 from .hoist_loads import hoist_branch_loads
+from .llvm_pipeline import plan_triton_pipeline
 from .pipeline import _PTR_OK, IterSlice, _slice, plan_prefetch
 from .remat import start as remat_start
 from .rules_memory import vector_width
@@ -104,6 +105,7 @@ class CudaPlan:
     a_regs: dict = field(default_factory=dict)      # mma tt.dot -> why its A fragments come from registers
     relayout: dict = field(default_factory=dict)    # tt.store -> (pointer Layout, moved to one element per thread)
     restaged: dict = field(default_factory=dict)    # tt.store of a dim-0-first tile -> (row-major Layout, width): moved there first
+    llvm_pipeline: str = ""                         # why LLVM O3 runs without the NVPTX target ('': with it)
     fresh_tid: set = field(default_factory=set)     # loops whose body reads %tid.x again (around dot loops)
     layouts: dict = field(default_factory=dict)     # shape -> Layout chosen by a pass (not the default)
     hoisted: int = 0                                # branch loads issued before their scf.if
@@ -153,6 +155,7 @@ def plan_kernel(lw) -> CudaPlan:
             lay = lw.layout(o.src.type)
             p.reductions[o] = (lay, reduce_strategy(lw, o, lay))
     p.fused = plan_siblings(lw, p.reductions, region, set())   # one exchange across warps
+    p.llvm_pipeline = plan_triton_pipeline(lw)   # Triton's O3 for masked loads in loops
     p.kmajor = plan_kmajor_loads(lw, p.dots, p.a_regs)          # column-major dot operands
     return p
 
@@ -422,6 +425,8 @@ def print_plan(lw) -> str:
                      + (f", .minnctapersm {p.min_ctas}" if p.min_ctas else ""))
     if p.reg_cap:
         lines.append(f"  register cap: .maxnreg {p.reg_cap} (two CTAs per SM; occupancy.py)")
+    if p.llvm_pipeline:
+        lines.append(f"  llvm: {p.llvm_pipeline}")
     return "\n".join(lines) + "\n"
 
 

@@ -330,7 +330,8 @@ def reduce_strategy(lw, op, lay):
     """How ``op`` (a tt.reduce of a tile in layout ``lay``) is lowered: ``(strategy, lanes)``
     with strategy 'whole block' (_reduce_all, siblings fused), 'row lanes' (_reduce_rows:
     ``lanes`` lanes per row), 'wide rows' (_reduce_wide_rows), 'dim-0 rows'
-    (_reduce_dim0_rows) or 'general' (through shared memory) -- the planner's decision (plan.py: ``lw.plan.reductions``)."""
+    (_reduce_dim0_rows: a dim-0-first tile, layout.py) or 'general' (through shared memory)
+    -- the planner's decision (plan.py: ``lw.plan.reductions``)."""
     if _whole(lw, op):
         return "whole block", None
     lanes = _row_lanes(op, lay)

@@ -22,8 +22,8 @@ MAX_SMEM = 32 * 1024
 
 def wants_relayout(lw, ptr_value, lay, width) -> bool:
     """Relayout a store whose chunks would be stored slot by slot anyway."""
-    if width != 1 or lay is None or lay.vec == 1 or not lay.exact or lw.sanitize:
-        return False
+    if width != 1 or lay is None or lay.vec == 1 or not lay.exact or lw.sanitize or lay.dim0_first:
+        return False                # (a dim-0-first tile's chunks run along dim 0: dim_order.py)
     if lw.facts is None or lay.numel % lay.threads or lay.numel * SLOT_BYTES > MAX_SMEM:
         return False
     info = lw.axis(ptr_value)

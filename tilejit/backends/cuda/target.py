@@ -53,12 +53,14 @@ def _target_machine(arch: int, arch_specific: bool = False):
 
 def llvm_to_ptx(llvm_ir: str, arch: int, arch_specific: bool = False) -> tuple[str, str]:
     """Parse, verify, optimise (O3) and emit PTX.  Returns (optimised LLVM IR, PTX)."""
+    from .llvm_pipeline import wants_triton_pipeline
     tm = _target_machine(arch, arch_specific)
     mod = llvm.parse_assembly(llvm_ir)
     mod.verify()
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pto.loop_unrolling = True
-    pb = llvm.create_pass_builder(tm, pto)
+    # Triton's pipeline (no target machine) where the planner marked the module (llvm_pipeline.py)
+    pb = llvm.create_pass_builder(None if wants_triton_pipeline(llvm_ir) else tm, pto)
     pb.getModulePassManager().run(mod, pb)
     return str(mod), tm.emit_assembly(mod)
 
