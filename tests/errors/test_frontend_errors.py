@@ -323,11 +323,11 @@ def test_error_keeps_the_original_exception_class():
 def test_unsupported_triton_name_is_reported_at_its_use():
     @tilejit.jit
     def k(x_ptr, n):
-        p = tl.pi32_t(x_ptr)
+        p = tl.bitonic_merge(x_ptr)
         tl.store(x_ptr, p)
     err = compile_error(k)
     assert isinstance(err, AttributeError)
-    check_message(err, k, "pi32_t", 2, "tl.pi32_t")
+    check_message(err, k, "bitonic_merge", 2, "tl.bitonic_merge")
 
 
 def test_merged_constant_out_of_range():

@@ -46,14 +46,14 @@ def test_triton_names_resolve_to_tilejit(alias):
 def test_unsupported_features_are_named(alias):
     import triton
     import triton.language as tl
-    with pytest.raises(AttributeError, match=r"tilejit does not support `triton.language.pi32_t`"):
-        tl.pi32_t
+    with pytest.raises(AttributeError, match=r"tilejit does not support `triton.language.bitonic_merge`"):
+        tl.bitonic_merge
     with pytest.raises(compat.UnsupportedTritonFeature, match="`triton.nonexistent_api`"):
         triton.nonexistent_api
     with pytest.raises(ImportError, match=r"tilejit does not support `triton.tools.disasm`"):
         import triton.tools.disasm  # noqa: F401
-    with pytest.raises(ImportError, match=r"`triton.language.pi32_t`"):
-        from triton.language import pi32_t  # noqa: F401
+    with pytest.raises(ImportError, match=r"`triton.language.bitonic_merge`"):
+        from triton.language import bitonic_merge  # noqa: F401
     assert not hasattr(tl, "surely_not_a_builtin")
 
 
@@ -232,10 +232,10 @@ def test_cli_run_passes_argv_and_reports_unsupported(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "args ['a', '--flag'] 3 __main__"
     bad = tmp_path / "bad.py"
-    bad.write_text("import triton\nfrom triton.language import pi32_t\n")
+    bad.write_text("import triton\nfrom triton.language import bitonic_merge\n")
     r = _cli("run", str(bad))
     assert r.returncode == 2
-    assert "unsupported Triton feature" in r.stderr and "pi32_t" in r.stderr
+    assert "unsupported Triton feature" in r.stderr and "bitonic_merge" in r.stderr
     ex = tmp_path / "exit.py"
     ex.write_text("import sys\nsys.exit(3)\n")
     assert _cli("run", str(ex)).returncode == 3

@@ -160,10 +160,25 @@ def _install(tag, table, roots):
     _finders[tag] = finder
 
 
+# classes code generators name by ``__module__``: torch.compile writes a Triton kernel's
+# annotated global ``X: tl.constexpr = ...`` as ``X: <module>.constexpr = ...`` into a
+# file that imports only ``triton``; under the alias they carry Triton's module name
+_TRITON_MODULE_NAMES = (("tilejit.language.core", "constexpr", "triton.language.core"),
+                        ("tilejit.language.core", "tensor", "triton.language.core"))
+
+
+def _retag_classes(alias: bool) -> None:
+    import importlib
+    for mod, name, triton_mod in _TRITON_MODULE_NAMES:
+        cls = getattr(importlib.import_module(mod), name)
+        cls.__module__ = triton_mod if alias else mod
+
+
 def install_triton_alias() -> None:
     """Make ``import triton`` (and its submodules) resolve to tilejit in this process
     (and TorchInductor compile its Triton kernels here, where the alias holds)."""
     _install("triton", TRITON_MODULES, {"triton"})
+    _retag_classes(True)
     from .triton_api import keep_inductor_in_process
     keep_inductor_in_process()
 
@@ -183,3 +198,5 @@ def uninstall_triton_alias() -> None:
             if name.split(".")[0] in finder.roots:
                 del sys.modules[name]
         del _finders[tag]
+        if tag == "triton":
+            _retag_classes(False)

@@ -91,7 +91,7 @@ class CodeGenerator(ControlFlowMixin, ElementwiseMixin, ast.NodeVisitor):
         self.globals = jitfn.__globals__
         self.cells = getattr(jitfn, "closure_cells", None) or {}
         self.file = jitfn.file
-        self.first_line = jitfn.first_line
+        self.first_line = getattr(jitfn, "src_line", jitfn.first_line)   # the file's line of src's line 1
         self.name = jitfn.__name__
         self.internal = is_internal_file(self.file)
         first = linecache.getline(self.file, self.first_line)

@@ -11,6 +11,7 @@ and adds launches, caches and argument binding; the language's own library funct
 from __future__ import annotations
 
 import inspect
+import re
 import textwrap
 from dataclasses import dataclass
 
@@ -54,9 +55,20 @@ def _kernel_source(fn) -> str:
             line=getattr(code, "co_firstlineno", 0), error=e) from None
 
 
+def _without_decorators(src: str):
+    """``(src from its ``def`` line, lines skipped)``: Triton's ``JITFunction.src`` starts
+    at ``def`` (tools that read it, such as torch.compile's handling of user kernels,
+    parse it as a function definition); a source without a ``def`` line is kept whole."""
+    m = re.search(r"^def\s+\w+\s*\(", src, re.MULTILINE)
+    if m is None or m.start() == 0:
+        return src, 0
+    return src[m.start():], src.count("\n", 0, m.start())
+
+
 class JITCallable:
     """A function in the Triton language: ``fn`` is the Python function, ``src`` its
-    source, ``params`` its parameters; called from a kernel it is inlined."""
+    source from the ``def`` line (decorators left out, as Triton's), ``params`` its
+    parameters; called from a kernel it is inlined."""
 
     def __init__(self, fn, *, do_not_specialize=(), debug=None, noinline=False, repr=None):
         self.fn = fn
@@ -65,9 +77,10 @@ class JITCallable:
         self.__module__ = fn.__module__
         self.__doc__ = fn.__doc__
         self.__globals__ = fn.__globals__
-        self.src = textwrap.dedent(_kernel_source(fn))
+        self.src, skipped = _without_decorators(textwrap.dedent(_kernel_source(fn)))
         self.file = inspect.getsourcefile(fn) or "<unknown>"
-        self.first_line = fn.__code__.co_firstlineno
+        self.first_line = fn.__code__.co_firstlineno     # the first decorator's line
+        self.src_line = self.first_line + skipped        # the file's line of ``src``'s first
         self.debug = debug
         self.repr = repr               # f(specialization) -> the compiled kernel's name
         self.noinline = noinline
@@ -96,7 +109,7 @@ class JITCallable:
     def _unsafe_update_src(self, new_src: str) -> None:
         """Replace the function's source text (Triton's ``_unsafe_update_src``, used to
         patch a template kernel).  The parameters must stay those of ``fn``."""
-        self.src = textwrap.dedent(new_src)
+        self.src = _without_decorators(textwrap.dedent(new_src))[0]
 
     def __repr__(self) -> str:
         return f"JITCallable({self.__module__}:{self.__qualname__})"

@@ -17,6 +17,7 @@ from llvmlite import ir
 
 from ...ir import ops
 from . import types as T
+from .layout import Layout
 from .lowering import RULES, Tile
 from .rules_reduce import _mem, _reg
 
@@ -29,17 +30,19 @@ def _inside(lw, v, dt, n):
     return ok, b.trunc(b.select(ok, w, ir.Constant(T.I64, 0)), T.I32)
 
 
-def _same_layout(lw, tile, ty, what):
-    if tile.layout != lw.layout(ty):
-        raise NotImplementedError(f"{what} in a layout other than the blocked one of its shape")
+def _blocked(tile, what):
+    """``tile``, whose layout must be a blocked one (any chunking: each slot's flat index
+    comes from the tile's own layout)."""
+    if not isinstance(tile.layout, Layout):
+        raise NotImplementedError(f"{what} in a {type(tile.layout).__name__}, not a blocked layout")
     return tile
 
 
 @RULES.register(ops.GatherOp)
 def _gather(lw, op):
     sty, rty, axis = op.src.type, op.result.type, op.axis
-    src = _same_layout(lw, lw.get(op.src), sty, "gather source")
-    index = _same_layout(lw, lw.get(op.index), rty, "gather index")
+    src = _blocked(lw.get(op.src), "gather source")
+    index = _blocked(lw.get(op.index), "gather index")
     el, ity = sty.element, op.index.type.element
     size = T.mem_size(el)
     base = lw.smem(sty.numel * size)
@@ -69,8 +72,10 @@ def _gather(lw, op):
 @RULES.register(ops.HistogramOp)
 def _histogram(lw, op):
     sty, rty, nb = op.src.type, op.result.type, op.num_bins
-    x = _same_layout(lw, lw.get(op.src), sty, "histogram input")
-    mask = None if op.mask is None else _same_layout(lw, lw.get(op.mask), sty, "histogram mask")
+    x = _blocked(lw.get(op.src), "histogram input")
+    mask = None if op.mask is None else _blocked(lw.get(op.mask), "histogram mask")
+    if mask is not None and mask.layout != x.layout:
+        raise NotImplementedError("histogram mask in a layout other than its input's")
     base = lw.smem(nb * 4)
     lw.barrier()
 

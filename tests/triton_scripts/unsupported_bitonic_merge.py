@@ -2,5 +2,5 @@
 import triton
 import triton.language as tl
 
-print(tl.pi32_t)
+print(tl.bitonic_merge)
 print("should not get here")
