@@ -157,13 +157,15 @@ def test_which_accumulators_are_narrowed():
     allocas = lambda ir: sorted(int(n) for n in re.findall(r"alloca float, i64 (\d+)", ir))  # noqa: E731
     rows = _llir(row_sums, {"X": "*fp32", "Out": "*fp32", "n_cols": "i32", "stride": "i32"},
                  {"BLOCK": 1024, "START": 0, "FLIP": False})
-    assert allocas(rows) == [64]                 # 64 partial sums, not two 1024-float buffers
+    # 64 partial sums, not two 1024-float buffers (one copy of a masked-off tail block)
+    assert 64 in allocas(rows) and allocas(rows).count(1024) <= 1
     blocks = _llir(block_row_sums, {"X": "*fp32", "Out": "*fp32", "M": "i32", "N": "i32"}, {"BM": 16, "BN": 128})
-    assert 16 * 64 in allocas(blocks) and 16 * 128 not in allocas(blocks)
+    assert 16 * 64 in allocas(blocks) and allocas(blocks).count(16 * 128) <= 1
     keep = _llir(sum_and_keep, {"X": "*fp32", "Out": "*fp32", "Whole": "*fp32", "n_cols": "i32"}, {"BLOCK": 128})
     assert allocas(keep).count(128) >= 2         # double-buffered whole
     ind = {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32", "rnumel": "i32"}
-    assert 8 * 64 in allocas(_llir(inductor_sums, ind, {"XBLOCK": 8, "RBLOCK": 128, "INVERT": False}))
-    assert 8 * 128 in allocas(_llir(inductor_sums, ind, {"XBLOCK": 8, "RBLOCK": 128, "INVERT": True}))
+    narrow = allocas(_llir(inductor_sums, ind, {"XBLOCK": 8, "RBLOCK": 128, "INVERT": False}))
+    assert 8 * 64 in narrow and narrow.count(8 * 128) <= 1
+    assert allocas(_llir(inductor_sums, ind, {"XBLOCK": 8, "RBLOCK": 128, "INVERT": True})).count(8 * 128) >= 2
     cols = _llir(column_sums, {"X": "*fp32", "Out": "*fp32", "M": "i32", "N": "i32"}, {"BM": 16, "BN": 32})
-    assert 16 * 32 in allocas(cols)
+    assert allocas(cols).count(16 * 32) >= 2

@@ -12,7 +12,7 @@ from ..llvm.scalar import apply_binary
 from ..llvm.types import I32, I64, from_storage, storage_type, to_storage
 from .lower import RULES, LoweringError
 from .partial_acc import PartialAcc
-from .tiles import BufTile, Tile, linear_index, strides_of, versioned
+from .tiles import BufTile, Tile, linear_index, materialize, strides_of, versioned
 
 _FAST = ("reassoc", "nsz", "contract")
 
@@ -93,29 +93,44 @@ def _reduce_partial(ctx, op, src, acc, w):
 
 def partial_accumulate(ctx, kind, dt, src, shape, part, w):
     """``part[o, :] = kind(part[o, :], src[o, g*w : g*w + w])`` for every group ``g`` of
-    the last axis of ``src`` (a tile of ``shape``) and every ``o`` over the other axes:
-    one ``<w x T>`` combine per group (the source's own vector code where it has one),
-    ``part`` holding ``w`` consecutive partial results per ``o``."""
+    the last axis of ``src`` (a tile of ``shape``, or a scalar) and every ``o`` over the
+    other axes, ``part`` holding ``w`` consecutive partial results per ``o``: one
+    ``<w x T>`` combine per group.  The groups come from the source's own vector code
+    where it has some and its masks are known true here (``tiles.versioned``), else
+    from a copy of the source in a buffer (one loop LLVM vectorizes, masked loads
+    included; building the ``w`` lanes one by one would emit ``w`` copies of the
+    element code per group)."""
     from .vectorize import _lanes, _vector_of, vec_of
     sty = storage_type(dt)
     vty = ir.VectorType(sty, w)
     ostrides, W = strides_of(shape[:-1]), ir.Constant(I64, w)
+    masks = getattr(src, "masks", ())
 
-    def body(gidx):
+    def body(gidx, rep):
         b = ctx.b
         *outer, g = gidx
         idx = tuple(outer) + (b.mul(g, W, flags=("nuw", "nsw")),)
-        v = vec_of(ctx, src, idx, w)
-        if v is None:
-            v = _vector_of(ctx, src, _lanes(ctx, idx, w), sty)
+        if isinstance(rep, BufTile):
+            v = b.load(b.gep(rep.ptr, [linear_index(ctx, idx, rep.strides)], source_etype=sty), typ=vty)
+            v.align = _bytes(dt)
+        else:
+            v = vec_of(ctx, rep, idx, w)
+            if v is None:
+                v = _vector_of(ctx, rep, _lanes(ctx, idx, w), sty)
         p = b.gep(part, [b.mul(linear_index(ctx, tuple(outer), ostrides), W, flags=("nuw", "nsw"))],
                   source_etype=sty)
         cur = b.load(p, typ=vty)
         cur.align = _bytes(dt)
         st = b.store(combine(b, kind, cur, v, dt), p)
         st.align = cur.align
-    masks = getattr(src, "masks", ())
-    versioned(ctx, masks, lambda: ctx.loop_nest(tuple(shape[:-1]) + (shape[-1] // w,), body))
+
+    def emit():
+        rep = src
+        if isinstance(src, Tile) and not isinstance(src, BufTile) and (
+                getattr(src, "vec", None) is None or not all(id(m) in ctx.known_true for m in masks)):
+            rep = materialize(ctx, src)
+        ctx.loop_nest(tuple(shape[:-1]) + (shape[-1] // w,), lambda gidx: body(gidx, rep))
+    versioned(ctx, masks, emit)
 
 
 def partial_fold(ctx, kind, dt, part, n_out, w, acc):
