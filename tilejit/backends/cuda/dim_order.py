@@ -29,8 +29,12 @@ from __future__ import annotations
 
 import math
 
+from ...analysis.access import element_bytes, plan_access
 from ...ir import ops
-from .layout import make_dim0_layout
+from .layout import make_dim0_layout, make_layout
+from .occupancy import in_loop
+from .rules_memory import CUDA_ACCESS
+from .rules_tiles import can_rematerialize
 
 MIN_RUN = 2        # elements per piece (on average) for a dimension to count as contiguous
 _DEPTH = 12        # definitions followed from a pointer at most
@@ -115,8 +119,6 @@ def dim0_width(facts, op, max_lanes: int) -> int:
     ``max_lanes`` (at most 16 bytes): its pointer contiguous along dim 0 over whole chunks
     (contiguity), each chunk's first address aligned to the access (divisibility), its
     mask one value over a chunk (constancy along dim 0); 1 otherwise."""
-    from ...analysis.access import element_bytes
-    from .rules_memory import CUDA_ACCESS
     size = element_bytes(op.ptr.type.element.element, CUDA_ACCESS)
     if size is None:
         return 1
@@ -141,7 +143,6 @@ def plan_dim0_layouts(lw):
     under the sanitizer, or with ``CudaTuning.dim0_layouts`` off."""
     if lw.facts is None or lw.sanitize or not lw.vectorize or not lw.tuning.dim0_layouts:
         return {}, {}
-    from .occupancy import in_loop
     by_shape = {}
     for o in lw.func.walk():
         if isinstance(o, ops.DotOp):
@@ -175,11 +176,6 @@ def _row_store(lw, op):
     off: always)."""
     if not isinstance(op, ops.StoreOp) or not lw.tuning.dim0_row_stores:
         return None
-    from ...analysis.access import plan_access
-    from .layout import make_layout
-    from .rules_memory import CUDA_ACCESS
-    from .rules_tiles import can_rematerialize
-    from ...analysis.access import element_bytes
     size = element_bytes(op.ptr.type.element.element, CUDA_ACCESS)
     if size is None:
         return None

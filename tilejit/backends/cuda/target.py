@@ -10,6 +10,8 @@ import tempfile
 
 import llvmlite.binding as llvm
 
+from .llvm_pipeline import wants_triton_pipeline
+
 TRIPLE = "nvptx64-nvidia-cuda"
 # 32-bit shared-memory pointers (addrspace 3), as nvptx-short-ptr gives.
 DATA_LAYOUT = "e-p3:32:32-p4:32:32-p5:32:32-p6:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64"
@@ -53,7 +55,6 @@ def _target_machine(arch: int, arch_specific: bool = False):
 
 def llvm_to_ptx(llvm_ir: str, arch: int, arch_specific: bool = False) -> tuple[str, str]:
     """Parse, verify, optimise (O3) and emit PTX.  Returns (optimised LLVM IR, PTX)."""
-    from .llvm_pipeline import wants_triton_pipeline
     tm = _target_machine(arch, arch_specific)
     mod = llvm.parse_assembly(llvm_ir)
     mod.verify()
