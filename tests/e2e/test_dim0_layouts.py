@@ -12,6 +12,7 @@ import pytest
 import tilejit
 import tilejit.language as tl
 from tests.cuda_switches import switched
+from tests.e2e.test_inductor_reduce_helpers import _add, _nan_max  # Inductor's combine helpers
 
 SWITCHES = {"no_dim0": {"dim0_layouts": False}}
 
@@ -115,18 +116,6 @@ def test_inductor_transpose(backend, switches, rng, XS, YS, block):
     grid = (tilejit.cdiv(XS, block), tilejit.cdiv(YS, block))
     clone_t[grid](x, y, YS, XS, YS=YS, XS=XS, YBLOCK=block, XBLOCK=block)
     np.testing.assert_array_equal(y, x.T * 2)
-
-
-@tilejit.jit
-def _nan_max(a, b):                 # Inductor's triton_helpers.maximum: NaN propagates
-    mask = a > b
-    mask |= a != a
-    return tl.where(mask, a, b)
-
-
-@tilejit.jit
-def _add(a, b):
-    return a + b
 
 
 @tilejit.jit

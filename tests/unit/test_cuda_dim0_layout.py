@@ -11,6 +11,7 @@ import tilejit
 import tilejit.language as tl
 from tests.cuda_switches import cuda_tuning
 from tests.e2e.test_dim0_layouts import amax_mid, col_tile_ops
+from tests.unit.test_cuda_ptx_row_reduce import _loops
 
 DIM0 = "neighbouring threads along dim 0"
 
@@ -118,19 +119,6 @@ def test_transpose_with_unaligned_rows_keeps_blocked_layout():
     assert DIM0 not in _transpose_kernel("fp32", aligned=False).asm["cuda-plan"]
 
 
-def _backward_branches(ptx):
-    import re
-    seen, n = set(), 0
-    for line in ptx.splitlines():
-        m = re.match(r"^(\$\w+):", line.strip())
-        if m:
-            seen.add(m.group(1))
-        b = re.search(r"bra(?:\.uni)?\s+(\$\w+);", line)
-        if b and b.group(1) in seen:
-            n += 1
-    return n
-
-
 def test_invariant_mask_loop_takes_tritons_llvm_pipeline():
     """Loads masked by ``r0_mask & xmask`` (xmask computed before the loop): LLVM O3 runs
     without the NVPTX target machine (llvm_pipeline.py), which splits the loop on xmask --
@@ -139,11 +127,11 @@ def test_invariant_mask_loop_takes_tritons_llvm_pipeline():
     k = tilejit.compile(amax_mid, signature=sig, constexprs=cex, divisible_by_16=tuple(sig), target="cuda:90",
                         num_warps=8)
     assert "llvm: a masked load in a loop" in k.asm["cuda-plan"]
-    assert _backward_branches(k.asm["ptx"]) == 2
+    assert _loops(k.asm["ptx"]) == 2
     with cuda_tuning(triton_llvm_pipeline=False):
         k = tilejit.compile(amax_mid, signature=sig, constexprs=cex, divisible_by_16=tuple(sig), target="cuda:90",
                             num_warps=8)
-    assert "llvm:" not in k.asm["cuda-plan"] and _backward_branches(k.asm["ptx"]) == 1
+    assert "llvm:" not in k.asm["cuda-plan"] and _loops(k.asm["ptx"]) == 1
 
 
 def test_loop_variant_mask_keeps_nvptx_pipeline():
