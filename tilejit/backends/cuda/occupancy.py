@@ -20,7 +20,9 @@ lowered) then caps the registers at ``65536 // (2 * threads)`` (128 at 8 warps:
 - no ring loop sits inside another loop: a persistent kernel (tutorial 08's grouped GEMM)
   launches one program per SM, so a second CTA slot would stay empty and the cap would
   only spill;
-- shared memory holds two CTAs: ``2 * (bytes + 1 KB reserved) <= 228 KB`` (sm_90).
+- shared memory holds two CTAs: ``2 * (bytes + 1 KB reserved) <= 228 KB`` (sm_90);
+- a ring loop's accumulators and hoisted A fragments take at most 3/4 of the cap
+  (``HELD_SHARE``).
 
 Measured on an H200: tutorial 06 (attention, every dot in a row ring) 2.40 -> 1.99 ms
 with the cap given as a launch option, automatic 1.91 ms; with ``index_tiles`` (causal:
@@ -95,7 +97,30 @@ def wants_cap(lw) -> bool:
         return False
     if any(in_loop(loop) for loop, _ in rings.values()):
         return False
+    if _tiles_per_thread(lw) > HELD_SHARE * ring_cap(lw):
+        return False
     return bool(fallback) or any(rows for _, rows in rings.values())
+
+
+# The tiles a ring loop holds in registers -- its dots' fp32 accumulators and the A
+# fragments read before it (attention's q) -- must leave room under the cap for the rest
+# (softmax temporaries, addresses): tutorial 06 at HEAD_DIM 128 holds 64 + 32 + 32 = 128
+# registers per thread at 8 warps, and capped at 128 it spilled 272 bytes with every
+# wgmma serialised (C7511); at HEAD_DIM 64 it holds 80.
+HELD_SHARE = 0.75
+
+
+def _tiles_per_thread(lw) -> float:
+    """The most 32-bit registers per thread one ring loop's accumulators and hoisted A
+    fragments take."""
+    import math
+    per_loop = {}
+    for d, (loop, _) in lw.wgmma_ring_dots.items():
+        regs = math.prod(d.result.type.shape) / lw.threads
+        if d in lw.hoisted_a:
+            regs += math.prod(d.a.type.shape) / 2 / lw.threads
+        per_loop[loop] = per_loop.get(loop, 0.0) + regs
+    return max(per_loop.values(), default=0.0)
 
 
 def cap_registers(lw):

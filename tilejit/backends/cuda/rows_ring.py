@@ -258,8 +258,9 @@ class _Ring(RingStages):
         from .rules_wgmma import swizzled_offset
         super().__init__(lw, plan, body, plan.recur)
         self.slice_recurrences()
-        self.evals = [IterSlice(lw, body, rl.sl, self.args, remat_leaves=lw.tuning.ring_remat_leaves,
-                                split_offsets=lw.tuning.ring_split_offsets) for rl in plan.loads]
+        wg = all(rl.wgmma for rl in plan.loads)     # (measured on the wgmma ring only)
+        self.evals = [IterSlice(lw, body, rl.sl, self.args, remat_leaves=wg and lw.tuning.ring_remat_leaves,
+                                split_offsets=wg and lw.tuning.ring_split_offsets) for rl in plan.loads]
         self.offsets = []           # per load: [(slot, byte offset in the stage)]
         b = lw.b
         for rl in plan.loads:
