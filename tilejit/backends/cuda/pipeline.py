@@ -23,6 +23,10 @@ from __future__ import annotations
 import math
 
 from ...ir import ops
+from ...ir.types import TileType
+from . import types as T
+from .lowering import Tile
+from .rules_tiles import _index_map, exchange, rematerialize
 
 _SLICE_OK = (ops.ConstantOp, ops.SplatOp, ops.ArangeOp, ops.ExpandDimsOp, ops.ReshapeOp,
              ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp, ops.AssumeRangeOp)
@@ -182,7 +186,6 @@ class IterSlice:
         return tuple(chain[-1].result.type.shape) if chain else tuple(v.type.shape)
 
     def _splat(self, scalar, shape):
-        from .lowering import Tile
         lay = self.lw.layout(shape)
         return Tile([scalar] * (1 if lay is None else lay.nslots), lay)
 
@@ -268,7 +271,6 @@ class IterSlice:
     def _uniform(self, v, env, memo):
         """The LLVM scalar of ``v`` where it is one value on every slot (a splat of a
         scalar or a constant, under shape ops and hints), or None."""
-        from . import types as T
         o = v.op
         while isinstance(o, _SHAPE_OPS[:-1] + _HINTS):
             v = o.src
@@ -309,7 +311,6 @@ class IterSlice:
         if not v.type.shape:
             t = self._splat(self._invariant(v).scalar, shape)
         elif isinstance(o, ops.ConstantOp) and o in self.sl:
-            from . import types as T
             t = self._splat(T.const(v.type.element, o.value), shape)
         elif isinstance(o, ops.SplatOp) and o in self.sl:
             t = self._splat(self._invariant(o.src).scalar, shape)
@@ -333,8 +334,6 @@ class IterSlice:
         of ``shape`` from its aranges, splats and constants (rules_tiles.rematerialize; no
         shared-memory exchange, no barrier), or None.  The slice's ops are not lowered yet:
         its tile ops are recomputed, but a scalar it computes cannot be read."""
-        from .lowering import Tile
-        from .rules_tiles import _index_map, rematerialize
         dims = tuple(range(len(shape)))
         for c in reversed(chain):
             if isinstance(c, _Trans):
@@ -391,9 +390,6 @@ def _values(v):
 
 def _reshape_tile(lw, t, el, sshape, dshape, broadcast: bool):
     """``t`` (shape ``sshape``, element ``el``) broadcast (or reshaped) to ``dshape``."""
-    from ...ir.types import TileType
-    from .lowering import Tile
-    from .rules_tiles import exchange
     if sshape == dshape:
         return t
     dl = lw.layout(dshape)
@@ -423,9 +419,6 @@ class _Trans:
 
 def _transpose_tile(lw, t, el, shape):
     """The blocked tile ``t`` of a 2-D ``shape`` transposed (through shared memory)."""
-    from ...ir.types import TileType
-    from .lowering import Tile
-    from .rules_tiles import exchange
     dshape = tuple(reversed(shape))
     if t.layout is None:
         dl = lw.layout(dshape)
