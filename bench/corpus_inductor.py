@@ -9,7 +9,9 @@ the ``@triton.jit`` kernels Inductor wrote); it saves that text in the bench's s
 work directory.  The tilejit child loads the *same text* (``PyCodeCache.load``) with
 tilejit behind the ``triton`` alias, so both sides compile and launch identical kernel
 source; each side's Inductor autotuner picks its configs among those the source lists,
-as it would for a user.  Where no capture exists (``--smoke``: tilejit only, or the
+as it would for a user (the tilejit child uses its own TORCHINDUCTOR_CACHE_DIR: Inductor's
+local autotune cache is keyed by the kernel source alone, so in the shared default
+directory it would launch the Triton child's pick); the row records the picks.  Where no capture exists (``--smoke``: tilejit only, or the
 Triton child failed), the tilejit child captures the code itself under the alias (on the
 cpu backend with ``cpu_backend="triton"``) and the row says so (``inductor_source``).
 The record carries the sha256 of the text each side ran.
@@ -156,6 +158,13 @@ def _check(outs, refs, tol):
     return max(errs), ok and len(outs) == len(refs)
 
 
+def _picks(mod, code):
+    """{kernel: the config its Inductor autotuner launches} of a loaded output module."""
+    from inductor_ptx import kernel_sources
+    return {name: [str(ln.config) for ln in getattr(getattr(mod, name, None), "launchers", None) or []]
+            for name, _ in kernel_sources(code)}
+
+
 def inductor_case(case_name, tol):
     def make(dev, small):
         import torch._inductor.config as icfg
@@ -166,6 +175,8 @@ def inductor_case(case_name, tol):
         inputs = ([t.to(dev) for t in case.inputs()] if small else _big_inputs(dev)[case_name]())
         key = case_name + ("_small" if small else "")
         code, origin = _source_for(key, fn, inputs, dev)
+        if _alias_installed():      # tilejit's own autotuning, not the Triton child's cached pick
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(bt.shared_dir(), "inductor_cache_tilejit")
         mod = PyCodeCache.load(code)
         refs = _reference(fn, inputs)
         args = _arg_order(mod, inputs)
@@ -178,7 +189,7 @@ def inductor_case(case_name, tol):
             err, ok = _check(st["out"], refs, tol)
             return err, ok, {"inductor_source": origin,
                              "inductor_code_sha256": hashlib.sha256(code.encode()).hexdigest()[:16],
-                             "kernels": code.count("@triton.jit")}
+                             "kernels": code.count("@triton.jit"), "autotune_picks": _picks(mod, code)}
         work = float(sum(t.numel() * t.element_size() for t in inputs))
         shape = ", ".join(f"{str(t.dtype).replace('torch.', '')}{tuple(t.shape)}" for t in inputs)
         return bt.Case(shape, run, check, lambda: st["out"], work, "GB/s (inputs)")

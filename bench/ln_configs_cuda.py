@@ -1,0 +1,71 @@
+"""Per-config device time of Inductor's layer-norm kernel (tests/torch_compile/models.py
+CASES['layer_norm'] at the corpus size, float32 (4096, 128, 96)) on one implementation, and
+the config Inductor's autotuner picks: for bisecting the corpus row ``inductor_layer_norm``.
+
+    PYTHONPATH=$PWD python bench/ln_configs_cuda.py --capture /tmp/ln.py    # real Triton: capture, time
+    PYTHONPATH=$PWD python bench/ln_configs_cuda.py --load /tmp/ln.py --impl tilejit
+
+Each config is launched directly (``fn[grid](..., XBLOCK=, num_warps=)``), median of 50
+CUDA-event timings after warmup (the 200 MB input and output do not fit in L2).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--capture")
+    ap.add_argument("--load")
+    ap.add_argument("--impl", choices=["triton", "tilejit"], default="triton")
+    a = ap.parse_args()
+    if a.impl == "tilejit":
+        from tilejit.compat import install_triton_alias
+        install_triton_alias()
+    import torch
+    import corpus_inductor as ci
+    import inductor_ptx as ip
+    x, w, b = ci._big_inputs("cuda")["layer_norm"]()
+    if a.capture:
+        fn = ci._cases()["layer_norm"].make()
+        with open(a.capture, "w") as f:
+            f.write(ci._capture(fn, (x, w, b), "cuda"))
+    from torch._inductor.codecache import PyCodeCache
+    text = open(a.capture or a.load).read()
+    mod = PyCodeCache.load(text)
+    args = ci._arg_order(mod, [x, w, b])
+    out = mod.call(list(args))[0]
+    ref = torch.nn.functional.layer_norm(x.double(), (96,), w.double(), b.double(), 1e-5)
+    name = ip.kernel_sources(text)[0][0]
+    tuner = getattr(mod, name)
+    picked = [str(ln.config) for ln in getattr(tuner, "launchers", [])]
+    print(f"[{a.impl}] err {(out.double() - ref).abs().max().item():.2e}; autotuner picked {picked}")
+    n_rows, xnumel = x.numel() // 96, x.numel() // 96
+    for c in tuner.configs:
+        y = torch.empty_like(x)
+        blk = c.kwargs["XBLOCK"]
+
+        def launch():
+            tuner.fn[(n_rows // blk,)](*args, y, xnumel, 96, XBLOCK=blk, num_warps=c.num_warps,
+                                       num_stages=c.num_stages)
+        for _ in range(5):
+            launch()
+        ts = []
+        for _ in range(50):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            launch()
+            e.record()
+            e.synchronize()
+            ts.append(s.elapsed_time(e))
+        ok = torch.equal(y, out)
+        print(f"[{a.impl}] {c}: {sorted(ts)[25]:.4f} ms, bit-equal to the module's output: {ok}")
+
+
+if __name__ == "__main__":
+    main()
