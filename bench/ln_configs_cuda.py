@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -41,17 +42,17 @@ def main():
     args = ci._arg_order(mod, [x, w, b])
     out = mod.call(list(args))[0]
     ref = torch.nn.functional.layer_norm(x.double(), (96,), w.double(), b.double(), 1e-5)
-    name = ip.kernel_sources(text)[0][0]
-    tuner = getattr(mod, name)
-    picked = [str(ln.config) for ln in getattr(tuner, "launchers", [])]
+    name, src = ip.kernel_sources(text)[0]
+    picked = [str(ln.config) for ln in getattr(getattr(mod, name), "launchers", [])]
+    fn, configs, _ = ip.load(name, src, tempfile.mkdtemp())    # every config Inductor lists (an H200's)
     print(f"[{a.impl}] err {(out.double() - ref).abs().max().item():.2e}; autotuner picked {picked}")
-    n_rows, xnumel = x.numel() // 96, x.numel() // 96
-    for c in tuner.configs:
+    n_rows = xnumel = x.numel() // 96
+    for c in configs:
         y = torch.empty_like(x)
         blk = c.kwargs["XBLOCK"]
 
         def launch():
-            tuner.fn[(n_rows // blk,)](*args, y, xnumel, 96, XBLOCK=blk, num_warps=c.num_warps,
+            fn[(n_rows // blk,)](*args, y, xnumel, 96, XBLOCK=blk, num_warps=c.num_warps,
                                        num_stages=c.num_stages)
         for _ in range(5):
             launch()
@@ -63,8 +64,8 @@ def main():
             e.record()
             e.synchronize()
             ts.append(s.elapsed_time(e))
-        ok = torch.equal(y, out)
-        print(f"[{a.impl}] {c}: {sorted(ts)[25]:.4f} ms, bit-equal to the module's output: {ok}")
+        err = (y.double() - ref).abs().max().item()
+        print(f"[{a.impl}] {c}: {sorted(ts)[25]:.4f} ms, max error vs float64 torch {err:.2e}")
 
 
 if __name__ == "__main__":
