@@ -5,8 +5,9 @@ the config Inductor's autotuner picks: for bisecting the corpus row ``inductor_l
     PYTHONPATH=$PWD python bench/ln_configs_cuda.py --capture /tmp/ln.py    # real Triton: capture, time
     PYTHONPATH=$PWD python bench/ln_configs_cuda.py --load /tmp/ln.py --impl tilejit
 
-Each config is launched directly (``fn[grid](..., XBLOCK=, num_warps=)``), median of 50
-CUDA-event timings after warmup (the 200 MB input and output do not fit in L2).
+Each config is launched directly (``fn[grid](..., XBLOCK=, num_warps=)``) and timed by the GPU
+benches' shared ``cuda_timing.bench_ms`` (CUDA-event medians; the 200 MB input and output do not fit
+in L2 anyway).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ def main():
         install_triton_alias()
     import torch
     import corpus_inductor as ci
+    from cuda_timing import bench_ms
     import inductor_ptx as ip
     x, w, b = ci._big_inputs("cuda")["layer_norm"]()
     if a.capture:
@@ -54,18 +56,9 @@ def main():
         def launch():
             fn[(n_rows // blk,)](*args, y, xnumel, 96, XBLOCK=blk, num_warps=c.num_warps,
                                        num_stages=c.num_stages)
-        for _ in range(5):
-            launch()
-        ts = []
-        for _ in range(50):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            launch()
-            e.record()
-            e.synchronize()
-            ts.append(s.elapsed_time(e))
+        ms = bench_ms(launch, True)
         err = (y.double() - ref).abs().max().item()
-        print(f"[{a.impl}] {c}: {sorted(ts)[25]:.4f} ms, max error vs float64 torch {err:.2e}")
+        print(f"[{a.impl}] {c}: {ms:.4f} ms, max error vs float64 torch {err:.2e}")
 
 
 if __name__ == "__main__":
