@@ -9,6 +9,7 @@ import tilejit.language as tl
 from tilejit.backends import available_backends
 from tilejit.backends.llvm import binding
 from tilejit.runtime.options import Options, use_options
+from tests.unit.test_cpu_pool import _add  # the masked vector add
 
 needs_cpu = pytest.mark.skipif("cpu" not in available_backends(), reason="cpu backend unavailable")
 
@@ -135,13 +136,6 @@ def _recording(fn, sizes):
         sizes.append(llir.count("\n  "))
         return fn(llir, requested)
     return rec
-
-
-@tilejit.jit
-def _add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
 
 
 @needs_cpu
